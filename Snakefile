@@ -1,0 +1,22 @@
+# membench: benchmark how well agent-memory systems retrieve the right piece of an agent's past.
+# Stages: download -> parse -> ingest -> rank -> score -> aggregate -> report (see README.md).
+
+from snakemake.utils import min_version
+
+min_version("8.0")
+
+
+configfile: "config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/download.smk"
+include: "workflow/rules/parse.smk"
+include: "workflow/rules/ingest.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    input:
+        "results/report.md",
+    default_target: True

@@ -1,0 +1,1 @@
+"""Adapters: memory systems under test. Each ranks a gold-free haystack for a query."""

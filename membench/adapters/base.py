@@ -1,0 +1,45 @@
+"""The adapter contract: a name, a declared config, and `rank` over a gold-free haystack.
+
+Tie rule (validity rule 4): equal scores are ordered by haystack position, earliest first. `order_by_score`
+applies it, so every built-in adapter breaks ties the same documented way.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Iterable, Sequence
+
+from membench.sessions.view import Document, Haystack, Query
+
+
+class Adapter:
+    """Base class for memory systems under test.
+
+    Subclasses set `name`, optionally `uses_metadata` (oracle-ish question fields they read, e.g.
+    ("question_type",)), and implement `score` (one float per document) or override `rank`.
+    """
+
+    name: ClassVar[str] = "adapter"
+    uses_metadata: ClassVar[tuple[str, ...]] = ()
+    granularities: ClassVar[tuple[str, ...]] = ("turn", "session", "trajectory")
+
+    def __init__(self, **params: Any):
+        self.params = dict(params)
+
+    def config(self) -> dict[str, Any]:
+        """The declared configuration, recorded with every run for provenance."""
+        return dict(self.params)
+
+    def score(self, query: Query, documents: Sequence[Document]) -> Sequence[float]:
+        raise NotImplementedError
+
+    def rank(self, query: Query, haystack: Haystack, granularity: str, k: int) -> list[tuple[str, float]]:
+        """Top-k (item_id, score) at `granularity`, best first, ties by haystack position."""
+        documents = haystack.documents(granularity)
+        scores = self.score(query, documents)
+        return order_by_score(documents, scores, k)
+
+
+def order_by_score(documents: Sequence[Document], scores: Iterable[float], k: int) -> list[tuple[str, float]]:
+    """Sort by score descending, ties by document position ascending; keep the first k."""
+    pairs = sorted(zip(documents, (float(s) for s in scores)), key=lambda p: (-p[1], p[0].position))
+    return [(doc.item_id, score) for doc, score in pairs[:k]]

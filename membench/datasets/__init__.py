@@ -1,0 +1,1 @@
+"""Benchmark parsers: each turns a benchmark's native files into the normalised tables."""

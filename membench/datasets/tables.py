@@ -1,0 +1,72 @@
+"""The normalised tables every parser produces, with fixed columns so all datasets look alike.
+
+- questions: one row per question (benchmark id kept), its split, text, date and answer fields.
+- turns: one row per event of every distinct session (turn, task statement or trajectory step).
+- haystacks: which sessions (by content key) each haystack holds, in benchmark order.
+- qrels: question_id, item_id (the benchmark's own name), granularity, relevance.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from membench.datasets.normalization import NormalizationLog
+from membench.io import atomic_write_parquet, atomic_write_text
+
+QUESTION_COLUMNS = {
+    "question_id": "string", "index": "int64", "split": "string", "question": "string",
+    "question_date": "string", "question_type": "string", "category": "Int64", "tier": "string",
+    "answer": "string", "adversarial_answer": "string", "is_abstention": "bool", "haystack_id": "string",
+}
+TURN_COLUMNS = {
+    "session_key": "string", "session_id": "string", "session_date": "string", "conversation_id": "string",
+    "turn_index": "int64", "item_id": "string", "kind": "string", "role": "string", "speaker": "string",
+    "text": "string", "caption": "string", "state": "string", "action": "string",
+}
+HAYSTACK_COLUMNS = {"haystack_id": "string", "position": "int64", "session_key": "string"}
+QREL_COLUMNS = {"question_id": "string", "item_id": "string", "granularity": "string", "relevance": "float64"}
+
+SPLITS = {0: "tune", 1: "holdout"}
+
+
+def split_of(index: int) -> str:
+    """Validity rule 3: even question index = tune, odd = holdout."""
+    return SPLITS[index % 2]
+
+
+def frame(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=list(columns))
+    return df.astype(columns)
+
+
+@dataclass
+class ParsedDataset:
+    kind: str
+    questions: list[dict[str, Any]] = field(default_factory=list)
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    haystacks: list[dict[str, Any]] = field(default_factory=list)
+    qrels: list[dict[str, Any]] = field(default_factory=list)
+    log: NormalizationLog = field(default_factory=NormalizationLog)
+    counts: dict[str, Any] = field(default_factory=dict)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {
+            "questions": frame(self.questions, QUESTION_COLUMNS),
+            "turns": frame(self.turns, TURN_COLUMNS),
+            "haystacks": frame(self.haystacks, HAYSTACK_COLUMNS),
+            "qrels": frame(self.qrels, QREL_COLUMNS),
+        }
+
+    def write(self, out_dir: Path, sources: dict[str, str]) -> None:
+        """Write the four Parquet tables and normalization.json (each atomically)."""
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for name, df in self.tables().items():
+            atomic_write_parquet(df, out_dir / f"{name}.parquet")
+        report = {"kind": self.kind, "counts": self.counts, "sources": sources,
+                  "normalizations": self.log.as_list()}
+        atomic_write_text(out_dir / "normalization.json", json.dumps(report, indent=2, ensure_ascii=False) + "\n")

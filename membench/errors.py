@@ -1,0 +1,19 @@
+"""One error type for bad input, so every failure names the file, the record and the field."""
+
+from __future__ import annotations
+
+
+class InputError(ValueError):
+    """Bad benchmark or config input: says where (file, record, field) and what is wrong."""
+
+    def __init__(self, path, message: str, record: str | None = None, field: str | None = None):
+        self.path = str(path)
+        self.record = record
+        self.field = field
+        self.detail = message
+        where = [f"file {self.path}"]
+        if record is not None:
+            where.append(f"record {record}")
+        if field is not None:
+            where.append(f"field '{field}'")
+        super().__init__(f"{', '.join(where)}: {message}")

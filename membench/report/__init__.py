@@ -1,0 +1,1 @@
+"""results/report.md: the tables, breakdowns, plots and provenance a paper can cite."""

@@ -1,0 +1,87 @@
+"""Turn the parsed tables into gold-free session logs plus the maps only the scorer reads.
+
+Written for adapters (gold-free): `sessions/<key>/events.jsonl`, `view/queries.parquet` (opaque query
+keys, text, date, metadata) and `view/haystacks.parquet` (opaque haystack keys -> session keys).
+Written for the scorer: `maps/item_map.parquet` (opaque item id -> the benchmark's own item id) and
+`maps/query_map.parquet` (opaque query key -> benchmark question id).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+
+from membench.io import atomic_write_parquet
+
+EVENT_FIELDS = ("ref", "kind", "role", "speaker", "text", "timestamp", "caption", "state", "action")
+METADATA_FIELDS = ("question_type", "category", "tier")
+
+
+def event_ref(session_key: str, turn_index: int) -> str:
+    return f"{session_key}_{turn_index + 1}"
+
+
+def write_session_logs(turns: pd.DataFrame, out_dir: Path) -> int:
+    """One events.jsonl per distinct session key, mtime = session time; returns the number written."""
+    tmp = out_dir.with_name(f".{out_dir.name}.part")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    written = 0
+    for key, group in turns.groupby("session_key", sort=True):
+        folder = tmp / key
+        folder.mkdir()
+        date = group["session_date"].iloc[0]
+        with open(folder / "events.jsonl", "w", encoding="utf-8") as fh:
+            for row in group.sort_values("turn_index").itertuples(index=False):
+                record = {"ref": event_ref(key, row.turn_index), "kind": row.kind, "role": row.role,
+                          "speaker": _value(row.speaker), "text": row.text, "timestamp": _value(date),
+                          "caption": _value(row.caption), "state": _value(row.state), "action": _value(row.action)}
+                fh.write(json.dumps({k: v for k, v in record.items() if v is not None}, ensure_ascii=False) + "\n")
+        if _value(date):
+            stamp = datetime.fromisoformat(date).timestamp()
+            os.utime(folder / "events.jsonl", (stamp, stamp))
+        written += 1
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.replace(tmp, out_dir)
+    return written
+
+
+def _value(v):
+    return None if v is None or v is pd.NA or (isinstance(v, float) and v != v) else v
+
+
+def ingest(parsed_dir: Path, out_dir: Path) -> dict[str, int]:
+    """Read the parse outputs in `parsed_dir` and write the session logs and maps into `out_dir`."""
+    questions = pd.read_parquet(parsed_dir / "questions.parquet")
+    turns = pd.read_parquet(parsed_dir / "turns.parquet")
+    haystacks = pd.read_parquet(parsed_dir / "haystacks.parquet")
+
+    haystack_keys = {h: f"h{i:05d}" for i, h in enumerate(pd.unique(haystacks["haystack_id"]))}
+    query_keys = [f"q{i:05d}" for i in range(len(questions))]
+    queries = pd.DataFrame({
+        "query_key": query_keys, "text": questions["question"], "date": questions["question_date"],
+        "haystack": questions["haystack_id"].map(haystack_keys), "split": questions["split"],
+        **{f: questions[f] for f in METADATA_FIELDS},
+    })
+    view = haystacks.assign(haystack=haystacks["haystack_id"].map(haystack_keys))[["haystack", "position", "session_key"]]
+    item_map = turns.assign(ref=[event_ref(k, t) for k, t in zip(turns["session_key"], turns["turn_index"])])
+    session_rows = turns.drop_duplicates("session_key")[["session_key", "session_id"]]
+    item_map = pd.concat([
+        pd.DataFrame({"opaque_id": item_map["ref"], "granularity": "turn", "item_id": item_map["item_id"],
+                      "session_id": item_map["session_id"]}),
+        pd.DataFrame({"opaque_id": session_rows["session_key"], "granularity": "session",
+                      "item_id": session_rows["session_id"], "session_id": session_rows["session_id"]}),
+    ], ignore_index=True)
+
+    n_sessions = write_session_logs(turns, out_dir / "sessions")
+    atomic_write_parquet(queries, out_dir / "view" / "queries.parquet")
+    atomic_write_parquet(view, out_dir / "view" / "haystacks.parquet")
+    atomic_write_parquet(item_map, out_dir / "maps" / "item_map.parquet")
+    atomic_write_parquet(pd.DataFrame({"query_key": query_keys, "question_id": questions["question_id"]}),
+                         out_dir / "maps" / "query_map.parquet")
+    return {"sessions": n_sessions, "queries": len(queries), "haystacks": len(haystack_keys)}

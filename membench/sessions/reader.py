@@ -1,0 +1,63 @@
+"""Read a question's haystack back from the session logs: the only way adapters see the past."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import pandas as pd
+
+from membench.errors import InputError
+from membench.sessions.view import Event, Haystack, Query, Session
+
+
+class SessionStore:
+    """The gold-free view of one dataset: queries, haystacks and the session logs they point at."""
+
+    def __init__(self, dataset_dir: Path, user_turns_only: bool = False):
+        self.root = Path(dataset_dir)
+        self.user_turns_only = user_turns_only
+        self.queries_table = pd.read_parquet(self.root / "view" / "queries.parquet")
+        hay = pd.read_parquet(self.root / "view" / "haystacks.parquet").sort_values(["haystack", "position"])
+        self._haystacks = {h: tuple(g["session_key"]) for h, g in hay.groupby("haystack", sort=False)}
+        self._load = lru_cache(maxsize=None)(self._read_session)
+
+    def queries(self, metadata: Sequence[str] = ()) -> Iterator[tuple[Query, str]]:
+        """Each query (with only the declared metadata fields) and its haystack key, in benchmark order."""
+        for row in self.queries_table.to_dict("records"):
+            meta = {f: _plain(row.get(f)) for f in metadata}
+            yield Query(row["query_key"], row["text"], _plain(row["date"]), meta), row["haystack"]
+
+    def haystack(self, haystack_key: str) -> Haystack:
+        keys = self._haystacks.get(haystack_key)
+        if keys is None:
+            raise KeyError(f"no haystack {haystack_key!r} in {self.root}")
+        return Haystack(tuple(self._load(k) for k in keys), self.user_turns_only)
+
+    def haystack_keys(self) -> list[str]:
+        return list(self._haystacks)
+
+    def session(self, session_key: str) -> Session:
+        return self._load(session_key)
+
+    def _read_session(self, key: str) -> Session:
+        path = self.root / "sessions" / key / "events.jsonl"
+        events = []
+        try:
+            with open(path, encoding="utf-8") as fh:
+                for n, line in enumerate(fh, 1):
+                    try:
+                        events.append(Event(**json.loads(line)))
+                    except (json.JSONDecodeError, TypeError) as err:
+                        raise InputError(path, f"bad event record: {err}", f"line {n}") from None
+        except FileNotFoundError:
+            raise InputError(path, "session log missing (rerun the ingest rule)") from None
+        return Session(key, events[0].timestamp if events else None, tuple(events))
+
+
+def _plain(value):
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+        return None
+    return value.item() if hasattr(value, "item") else value

@@ -1,0 +1,16 @@
+# Fetch a dataset's files (retries, sha256 check, safe extraction) unless it is read from a local path.
+
+
+rule download:
+    output:
+        directory(f"{RESOURCES}/{{dataset}}"),
+    params:
+        spec=dataset_spec,
+        retries=config["download"]["retries"],
+        timeout=config["download"]["timeout"],
+    log:
+        "logs/download/{dataset}.log",
+    conda:
+        ENV
+    script:
+        "../../scripts/download.py"

@@ -1,0 +1,23 @@
+# Parse a benchmark's native files into normalised Parquet tables and a visible normalisation log.
+
+
+rule parse:
+    input:
+        source=dataset_source,
+    output:
+        questions="results/{dataset}/questions.parquet",
+        turns="results/{dataset}/turns.parquet",
+        haystacks="results/{dataset}/haystacks.parquet",
+        qrels="results/{dataset}/qrels.parquet",
+        normalization="results/{dataset}/normalization.json",
+    params:
+        kind=lambda w: dataset_spec(w)["kind"],
+        code=code_version("membench/datasets", "membench/dates.py", "membench/sessions/keys.py"),
+    log:
+        "logs/parse/{dataset}.log",
+    benchmark:
+        "benchmarks/parse/{dataset}.tsv"
+    conda:
+        ENV
+    script:
+        "../../scripts/parse.py"
