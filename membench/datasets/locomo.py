@@ -143,12 +143,13 @@ def _parse_qa(path: Path, sample_id: str, sample: dict, dia_ids: set[str], data:
             "answer": answer, "adversarial_answer": None if adversarial is None else str(adversarial),
             "is_abstention": False, "haystack_id": sample_id,
         })
-        for item in items:
-            data.qrels.append({"question_id": qid, "item_id": item, "granularity": "turn", "relevance": 1.0})
+        for item in dict.fromkeys(items):
+            data.qrels.append({"question_id": qid, "item_id": item, "granularity": "turn",
+                               "relevance": float(items.count(item))})
 
 
 def _evidence(path: Path, rec: str, qid: str, evidence: list, dia_ids: set[str], data: ParsedDataset) -> list[str]:
-    """Known-good dia_ids; lists packed in one string are split, malformed ids repaired, dangling ones dropped."""
+    """Known-good dia_ids, repeats kept; packed lists are split, malformed ids repaired, dangling ones dropped."""
     items: list[str] = []
     for e, raw in enumerate(evidence):
         expect(raw, str, path, rec, f"evidence[{e}]")
@@ -173,8 +174,7 @@ def _evidence(path: Path, rec: str, qid: str, evidence: list, dia_ids: set[str],
                               "evidence string that is malformed or names no dia_id: dropped", f"{qid}: {part!r}")
                 continue
             if item in items:
-                data.log.note("evidence_duplicate_dropped", "dropped", "dia_id listed twice in one QA's "
-                              "evidence: counted once", f"{qid}: {item!r}")
-                continue
+                data.log.note("evidence_duplicate_weighted", "kept", "dia_id listed twice in one QA's evidence: "
+                              "one qrel with relevance 2, since upstream recall counts every entry", f"{qid}: {item!r}")
             items.append(item)
     return items

@@ -1,0 +1,66 @@
+"""Shared fixtures: the real benchmark copies in ../shared/data, parsed once per test session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("MEMBENCH_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ../shared/data; skip when absent, or fail when MEMBENCH_REQUIRE_DATA=1 (CI)."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        reason = f"real benchmark data not found at {path} (set MEMBENCH_SHARED_DATA or place ../shared/data)"
+        if os.environ.get("MEMBENCH_REQUIRE_DATA") == "1":
+            pytest.fail(reason + "; MEMBENCH_REQUIRE_DATA=1 makes this a failure", pytrace=False)
+        pytest.skip(reason)
+    return path
+
+
+@pytest.fixture(scope="session")
+def locomo_dir() -> Path:
+    return shared_path("locomo")
+
+
+@pytest.fixture(scope="session")
+def procedural_dir() -> Path:
+    return shared_path("procedural")
+
+
+@pytest.fixture(scope="session")
+def longmemeval_dir() -> Path:
+    return shared_path("longmemeval")
+
+
+@pytest.fixture(scope="session")
+def parsed(locomo_dir, procedural_dir, longmemeval_dir):
+    """The three real datasets parsed once: kind -> ParsedDataset."""
+    from membench.datasets.registry import parse_dataset
+
+    return {
+        "locomo": parse_dataset("locomo", locomo_dir),
+        "procedural": parse_dataset("procedural", procedural_dir),
+        "longmemeval": parse_dataset("longmemeval", longmemeval_dir),
+    }
+
+
+@pytest.fixture(scope="session")
+def ingested(parsed, tmp_path_factory):
+    """Each real dataset parsed, written and ingested into a temp folder: kind -> folder."""
+    from membench.sessions.ingest import ingest
+
+    out = {}
+    for kind, data in parsed.items():
+        folder = tmp_path_factory.mktemp(kind)
+        data.write(folder, {})
+        ingest(folder, folder)
+        out[kind] = folder
+    return out
