@@ -47,6 +47,8 @@ def parse(source: Path) -> ParsedDataset:
         dia_ids = _parse_conversation(path, sample_id, sample, data, keys)
         _parse_qa(path, sample_id, sample, dia_ids, data)
     unique(sample_ids, path, "sample_id")
+    if not data.questions:
+        raise InputError(path, "the file holds no questions (every `qa` list is empty)", None, "qa")
     data.counts = {
         "conversations": len(samples),
         "sessions": len(data.haystacks),
