@@ -1,0 +1,539 @@
+"""Materialise a dataset's files into ``resources/<dataset>/``, checksum-verified, with no half-written leftovers.
+
+A dataset spec is either ``{kind, path}`` (a local file or folder to copy) or a remote spec
+``{kind, files: [{url, sha256, name?}, ...]}`` (shorthand: ``{kind, url, sha256, name?}`` for one file).
+A ``url`` may also be a ``file://`` URL or a plain local path, so a user can point at a mirror.
+``sha256`` may be null for a default whose checksum upstream does not publish: the download then warns
+and records the hash it saw in a sidecar ``<name>.sha256`` (``sha256sum -c`` format) beside the file.
+
+Only the standard library is used, so the download step needs nothing beyond Python itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import logging
+import os
+import re
+import shutil
+import stat
+import tarfile
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+import zipfile
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from urllib.parse import unquote, urlsplit
+
+from membench import __version__
+from membench.errors import InputError
+
+log = logging.getLogger(__name__)
+
+CHUNK = 1 << 20
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+_MAX_RETRY_AFTER = 60.0
+_MAX_LINK_HOPS = 40
+
+
+class DownloadError(InputError):
+    """A dataset could not be fetched, verified or unpacked; ``path`` is the URL, file or archive at fault."""
+
+
+# ---------------------------------------------------------------------------------------------------- fetch
+
+
+def fetch(
+    url: str,
+    dest: Path,
+    sha256: str | None,
+    retries: int = 3,
+    timeout: float = 60.0,
+    backoff: float = 1.0,
+) -> str:
+    """Fetch ``url`` (http(s), ``file://`` or a local path) to ``dest``, verify it, return its sha256 hex digest.
+
+    The bytes are streamed (and hashed on the way) into ``.<name>.<random>.part`` beside ``dest`` and renamed
+    into place only once verified, so ``dest`` is either absent or complete. ``retries`` is the number of
+    extra attempts after the first one, for connection errors, timeouts, truncated bodies, HTTP 429 and 5xx;
+    other HTTP errors (404, 403, ...) fail at once. The n-th retry waits ``backoff * 2**(n-1)`` seconds
+    (longer if the server sends a numeric Retry-After, capped at a minute). ``timeout`` applies to each
+    socket operation, not to the whole download. A ``dest`` that already holds the expected bytes is kept
+    without touching the network; with no ``sha256``, that means a matching ``.sha256`` sidecar.
+    On any failure no new file is left behind; a pre-existing ``dest`` is only ever replaced, never deleted.
+    """
+    url = str(url)
+    dest = Path(dest)
+    want = _normalise_sha256(url, sha256)
+    sidecar = dest.with_name(dest.name + ".sha256")
+
+    if dest.is_file():
+        have = file_sha256(dest)
+        if have == want or (want is None and _read_sidecar(sidecar) == have):
+            log.info("%s already present with sha256 %s; not fetching %s", dest, have, url)
+            return have
+        log.info("%s exists but its sha256 %s is not the expected one; fetching %s again", dest, have, url)
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, part_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+    os.close(fd)
+    part = Path(part_name)
+    replaced = False
+    try:
+        source = _local_source(url)
+        if source is not None:
+            got = _copy_hashing(url, source, part)
+        else:
+            got = _download_with_retries(url, part, retries, timeout, backoff)
+        if want is not None and got != want:
+            raise DownloadError(url, f"sha256 mismatch: expected {want}, got {got}")
+        os.replace(part, dest)
+        replaced = True
+        if want is None:
+            log.warning(
+                "no sha256 is known for %s; the file fetched has sha256 %s (recorded in %s). "
+                "Put it in the config to pin this download.",
+                url, got, sidecar,
+            )
+            _write_atomically(sidecar, f"{got}  {dest.name}\n")
+    except BaseException:
+        part.unlink(missing_ok=True)
+        if replaced:  # the sidecar could not be written: do not leave an unrecorded file behind
+            dest.unlink(missing_ok=True)
+        raise
+    return got
+
+
+def file_sha256(path: Path) -> str:
+    """Hex sha256 of a file, read in chunks so multi-GB files do not need the memory."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _normalise_sha256(url: str, sha256: str | None) -> str | None:
+    """Lower-case a configured checksum; reject typos early rather than as a confusing mismatch later."""
+    if sha256 is None or str(sha256).strip() == "":
+        return None
+    value = str(sha256).strip().lower()
+    if not _SHA256_RE.match(value):
+        raise DownloadError(url, f"sha256 {sha256!r} is not 64 hexadecimal digits", field="sha256")
+    return value
+
+
+def _read_sidecar(sidecar: Path) -> str | None:
+    """The hash recorded by an earlier unpinned download, or None if there is no readable sidecar."""
+    try:
+        words = sidecar.read_text(encoding="utf-8").split()
+    except OSError:
+        return None
+    return words[0].lower() if words else None
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write a small text file via a temp file + rename, so readers never see half of it."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _local_source(url: str) -> Path | None:
+    """The local file a ``file://`` URL or plain path names; None for http(s), which goes over the network."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme in ("http", "https"):
+        return None
+    if scheme == "file":
+        if parts.netloc not in ("", "localhost"):
+            raise DownloadError(url, f"file:// URL with a remote host {parts.netloc!r} is not supported")
+        return Path(urllib.request.url2pathname(parts.path))
+    if scheme == "" or len(scheme) == 1:  # a plain path (a one-letter "scheme" is a Windows drive)
+        return Path(url).expanduser()
+    raise DownloadError(url, f"unsupported URL scheme {parts.scheme!r}: use http(s), file:// or a local path")
+
+
+def _copy_hashing(url: str, source: Path, part: Path) -> str:
+    """Copy a local mirror file into ``part`` while hashing; a missing source fails at once (no retry)."""
+    if not source.is_file():
+        raise DownloadError(url, f"local source {source} does not exist or is not a file")
+    h = hashlib.sha256()
+    with open(source, "rb") as src, open(part, "wb") as out:
+        while chunk := src.read(CHUNK):
+            h.update(chunk)
+            out.write(chunk)
+    return h.hexdigest()
+
+
+def _download_with_retries(url: str, part: Path, retries: int, timeout: float, backoff: float) -> str:
+    """Retry only what can heal by itself (network trouble, 429, 5xx); a 404 will not go away by waiting."""
+    attempts = max(0, int(retries)) + 1
+    for attempt in range(attempts):
+        retry_after = None
+        try:
+            return _download_once(url, part, timeout)
+        except urllib.error.HTTPError as e:  # before OSError: HTTPError is a URLError is an OSError
+            e.close()
+            if e.code != 429 and e.code < 500:
+                raise DownloadError(url, f"HTTP {e.code} {e.reason}") from e
+            problem = f"HTTP {e.code} {e.reason}"
+            retry_after = _retry_after_seconds(e.headers.get("Retry-After") if e.headers else None)
+            cause = e
+        except (OSError, http.client.HTTPException) as e:  # refused/reset connections, timeouts, short bodies
+            problem = f"{type(e).__name__}: {e}"
+            cause = e
+        if attempt == attempts - 1:
+            raise DownloadError(url, f"gave up after {attempts} attempt(s); last error: {problem}") from cause
+        delay = backoff * 2**attempt
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, _MAX_RETRY_AFTER))
+        log.warning("fetching %s failed (%s); retry %d of %d in %.2fs", url, problem, attempt + 1, attempts - 1, delay)
+        time.sleep(delay)
+    raise AssertionError("unreachable")
+
+
+def _download_once(url: str, part: Path, timeout: float) -> str:
+    """One GET streamed into ``part`` (truncating what an earlier attempt left); returns the sha256 seen."""
+    request = urllib.request.Request(url, headers={"User-Agent": f"membench/{__version__}"})
+    h = hashlib.sha256()
+    received = 0
+    with urllib.request.urlopen(request, timeout=timeout) as resp, open(part, "wb") as out:
+        expected = resp.headers.get("Content-Length")
+        while chunk := resp.read(CHUNK):
+            h.update(chunk)
+            out.write(chunk)
+            received += len(chunk)
+    # http.client does not complain when the server closes early, so check the length it announced.
+    if expected is not None and expected.isdigit() and received != int(expected):
+        raise http.client.IncompleteRead(b"", int(expected) - received)
+    return h.hexdigest()
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    """A numeric Retry-After header in seconds (the HTTP-date form is ignored: exponential backoff applies)."""
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+# ---------------------------------------------------------------------------------------------- safe_extract
+
+
+def archive_kind(name: str) -> str | None:
+    """'zip' or 'tar' if the file name says it is an archive that :func:`safe_extract` can unpack, else None."""
+    lower = name.lower()
+    if lower.endswith(".zip"):
+        return "zip"
+    if any(lower.endswith(s) for s in ARCHIVE_SUFFIXES):
+        return "tar"
+    return None
+
+
+def safe_extract(archive: Path, dest_dir: Path) -> list[Path]:
+    """Unpack a .zip or .tar[.gz|.tgz|.bz2|.xz] into ``dest_dir`` and return the regular files written.
+
+    Every member is checked before anything is written, so a refused archive leaves nothing behind:
+    absolute paths, ``..`` that climbs out, links (symbolic or hard) that resolve outside ``dest_dir`` -
+    also through other links in the same archive - and device files, FIFOs and other special members are
+    refused with a DownloadError naming the archive and the member.
+    """
+    archive = Path(archive)
+    dest_dir = Path(dest_dir)
+    kind = archive_kind(archive.name)
+    if kind is None:
+        raise DownloadError(archive, f"not a supported archive type (expected one of {', '.join(ARCHIVE_SUFFIXES)})")
+    try:
+        if kind == "zip":
+            with zipfile.ZipFile(archive) as zf:
+                return _extract_zip(archive, zf, dest_dir)
+        with tarfile.open(archive, "r:*") as tf:
+            return _extract_tar(archive, tf, dest_dir)
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError) as e:
+        raise DownloadError(archive, f"cannot read archive: {e}") from e
+
+
+class _Member:
+    """What the safety check needs to know about one archive member, whatever the archive format."""
+
+    def __init__(self, name: str, kind: str, link: str | None = None):
+        self.name = name
+        self.kind = kind  # 'file', 'dir', 'symlink', 'hardlink'
+        self.link = link
+        self.location: list[str] = []  # resolved path inside dest_dir, filled by _check_members
+
+
+def _split(archive: Path, name: str, member: str | None = None) -> list[str]:
+    """Path components of a member name (or of ``member``'s link target); absolute and drive names are refused."""
+    unified = name.replace("\\", "/")
+    if unified.startswith("/") or PurePosixPath(unified).is_absolute() or PureWindowsPath(name).drive:
+        what = f"member {name!r} has" if member is None else f"member {member!r} links to"
+        raise DownloadError(archive, f"{what} an absolute path" + ("" if member is None else f" {name!r}"))
+    return [p for p in unified.split("/") if p not in ("", ".")]
+
+
+def _resolve(parts: list[str], links: dict[str, str], archive: Path, member: str) -> list[str]:
+    """Walk ``parts`` from dest_dir, following the archive's own symlinks; refuse if it ever climbs out."""
+    out: list[str] = []
+    todo = list(parts)
+    hops = 0
+    while todo:
+        part = todo.pop(0)
+        if part == "..":
+            if not out:
+                raise DownloadError(archive, f"member {member!r} points outside the destination folder")
+            out.pop()
+            continue
+        out.append(part)
+        target = links.get("/".join(out))
+        if target is not None:
+            hops += 1
+            if hops > _MAX_LINK_HOPS:
+                raise DownloadError(archive, f"member {member!r} goes through a symlink loop")
+            out.pop()
+            todo = _split(archive, target, member) + todo
+    return out
+
+
+def _check_members(archive: Path, members: list[_Member], dest_dir: Path) -> None:
+    """Refuse the whole archive if any member could land, or point, outside ``dest_dir``."""
+    links: dict[str, str] = {}
+    for m in members:
+        if m.kind == "symlink":
+            if not m.link:
+                raise DownloadError(archive, f"member {m.name!r} is a symlink with an empty target")
+            _split(archive, m.link, m.name)  # absolute targets are refused here
+            parts = _split(archive, m.name)
+            if not parts or parts[-1] == "..":
+                raise DownloadError(archive, f"member {m.name!r} is a symlink without a proper name")
+            # Resolving with no links is plain lexical normalisation (and refuses a climb out).
+            links["/".join(_resolve(parts[:-1], {}, archive, m.name) + [parts[-1]])] = m.link
+    root = os.path.realpath(dest_dir)
+    for m in members:
+        parts = _split(archive, m.name)
+        if not parts:
+            if m.kind != "dir":
+                raise DownloadError(archive, f"member {m.name!r} has no file name")
+            continue
+        if parts[-1] == "..":
+            raise DownloadError(archive, f"member {m.name!r} points outside the destination folder")
+        m.location = _resolve(parts[:-1], links, archive, m.name) + [parts[-1]]
+        if m.kind == "symlink":
+            if "/".join(m.location) not in links:  # keeps every link's real place equal to its key above
+                raise DownloadError(archive, f"member {m.name!r} is a symlink placed inside another symlink")
+            _resolve(m.location[:-1] + _split(archive, m.link, m.name), links, archive, m.name)
+        elif m.kind == "hardlink":  # tar hard-link names are relative to the archive root
+            _resolve(_split(archive, m.link or "", m.name), links, archive, m.name)
+        # Symlinks already on disk in dest_dir count too (realpath follows the parts that exist).
+        real = os.path.realpath(os.path.join(root, *m.location))
+        if os.path.commonpath([root, real]) != root:
+            raise DownloadError(archive, f"member {m.name!r} would be written outside the destination folder")
+
+
+def _extract_tar(archive: Path, tf: tarfile.TarFile, dest_dir: Path) -> list[Path]:
+    """Check every tar member, then let tarfile write them (with its 'data' filter as a second guard)."""
+    infos = tf.getmembers()
+    members = []
+    for info in infos:
+        if info.isreg():
+            kind = "file"
+        elif info.isdir():
+            kind = "dir"
+        elif info.issym():
+            kind = "symlink"
+        elif info.islnk():
+            kind = "hardlink"
+        else:
+            what = "device file" if (info.ischr() or info.isblk()) else "FIFO" if info.isfifo() else "special member"
+            raise DownloadError(archive, f"member {info.name!r} is a {what}; refusing to extract it")
+        members.append(_Member(info.name, kind, info.linkname if kind in ("symlink", "hardlink") else None))
+    _check_members(archive, members, dest_dir)
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    extra = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+    tf.extractall(dest_dir, members=infos, **extra)
+    return [dest_dir.joinpath(*m.location) for m in members if m.kind in ("file", "hardlink")]
+
+
+def _extract_zip(archive: Path, zf: zipfile.ZipFile, dest_dir: Path) -> list[Path]:
+    """Check every zip member, then write them ourselves (zipfile would turn symlinks into text files)."""
+    infos = zf.infolist()
+    members = []
+    for info in infos:
+        mode = info.external_attr >> 16
+        if stat.S_ISLNK(mode):
+            target = zf.read(info).decode("utf-8", errors="replace")
+            members.append(_Member(info.filename, "symlink", target))
+        elif info.is_dir():
+            members.append(_Member(info.filename, "dir"))
+        elif stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):  # 0: no Unix mode recorded
+            raise DownloadError(archive, f"member {info.filename!r} is a device file or other special member")
+        else:
+            members.append(_Member(info.filename, "file"))
+    _check_members(archive, members, dest_dir)
+    written = []
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    for info, m in zip(infos, members):
+        target = dest_dir.joinpath(*m.location) if m.location else dest_dir
+        if m.kind == "dir":
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if m.kind == "symlink":
+            if target.is_symlink() or target.exists():
+                target.unlink()
+            os.symlink(m.link, target)
+            continue
+        with zf.open(info) as src, open(target, "wb") as out:
+            shutil.copyfileobj(src, out, CHUNK)
+        written.append(target)
+    return written
+
+
+# ----------------------------------------------------------------------------------------------- materialize
+
+
+def materialize(
+    dataset_name: str,
+    spec: dict,
+    dest_dir: Path,
+    retries: int = 3,
+    timeout: float = 60.0,
+    backoff: float = 1.0,
+) -> list[Path]:
+    """Put a dataset's files into ``dest_dir`` and return the data files (sorted; ``.sha256`` sidecars left out).
+
+    ``{path}`` copies a file, or a folder recursively (a ``sha256`` given with a single file is verified);
+    ``{files}``/``{url}`` fetch each file (named ``name`` or after the last URL path segment) and unpack
+    archives next to them (the verified archive is kept). Everything is built in a temporary sibling folder
+    and swapped in at the end, so a failure leaves ``dest_dir`` as it was and an existing ``dest_dir`` is
+    replaced whole. Errors are DownloadErrors whose message names the dataset.
+    """
+    dest_dir = Path(dest_dir)
+    if not isinstance(spec, dict):
+        raise _spec_error(dataset_name, "", f"the dataset spec must be a mapping, got {type(spec).__name__}")
+    has_path, has_remote = "path" in spec, ("files" in spec or "url" in spec)
+    if has_path == has_remote:
+        raise _spec_error(dataset_name, "", "give exactly one of 'path' (a local copy) or 'files'/'url' (a download)")
+    entries = None if has_path else _remote_entries(dataset_name, spec)
+
+    dest_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=dest_dir.parent, prefix=f".{dest_dir.name}.", suffix=".tmp"))
+    try:
+        try:
+            if entries is None:
+                rel = _copy_local(spec, tmp)
+            else:
+                rel = _fetch_remote(entries, tmp, retries, timeout, backoff)
+        except InputError as e:
+            raise DownloadError(e.path, f"dataset '{dataset_name}': {e.detail}", e.record, e.field) from e
+        except OSError as e:
+            raise DownloadError(e.filename or dest_dir, f"dataset '{dataset_name}': {e}") from e
+        _swap_into_place(tmp, dest_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return [dest_dir / r for r in sorted(set(rel))]
+
+
+def _spec_error(dataset_name: str, field: str, message: str) -> DownloadError:
+    """A config mistake: there is no data file to blame yet, so point at the config entry."""
+    where = f"datasets.{dataset_name}" + (f".{field}" if field else "")
+    return DownloadError("config", f"dataset '{dataset_name}': {message}", field=where)
+
+
+def _remote_entries(dataset_name: str, spec: dict) -> list[tuple[str, str | None, str]]:
+    """Normalise ``files``/``url`` into (url, sha256, file name), catching bad names before any download."""
+    if "files" in spec and "url" in spec:
+        raise _spec_error(dataset_name, "", "give either 'files' or the one-file shorthand 'url', not both")
+    raw = spec["files"] if "files" in spec else [{k: spec[k] for k in ("url", "sha256", "name") if k in spec}]
+    if not isinstance(raw, list) or not raw:
+        raise _spec_error(dataset_name, "files", "must be a non-empty list of {url, sha256, name?}")
+    entries, seen = [], set()
+    for i, item in enumerate(raw):
+        field = f"files[{i}]" if "files" in spec else "url"
+        if not isinstance(item, dict) or not item.get("url"):
+            raise _spec_error(dataset_name, field, "needs a 'url'")
+        url = str(item["url"])
+        name = item.get("name") or _name_from_url(url)
+        if not name or name in (".", "..") or "/" in name or "\\" in name or name.endswith((".part", ".sha256")):
+            message = f"cannot use {name!r} as a file name; set 'name' to a plain file name"
+            raise _spec_error(dataset_name, field, message)
+        if name in seen:
+            raise _spec_error(dataset_name, field, f"two files would both be saved as {name!r}; set 'name'")
+        seen.add(name)
+        entries.append((url, item.get("sha256"), name))
+    return entries
+
+
+def _name_from_url(url: str) -> str:
+    """The last path segment of a URL (query string dropped, %-escapes decoded), or of a plain path."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() in ("http", "https", "file"):
+        return unquote(parts.path).rstrip("/").rsplit("/", 1)[-1]
+    return Path(url).name
+
+
+def _copy_local(spec: dict, tmp: Path) -> list[str]:
+    """Copy a local file, or every file under a local folder (keeping sub-folders), into ``tmp``."""
+    src = Path(str(spec["path"])).expanduser()
+    sha = spec.get("sha256")
+    if src.is_file():
+        if sha:
+            fetch(src.resolve().as_uri(), tmp / src.name, sha)
+        else:
+            shutil.copy2(src, tmp / src.name)
+        return [src.name]
+    if not src.is_dir():
+        raise DownloadError(src, "local path does not exist", field="path")
+    if sha:
+        raise DownloadError(src, "a sha256 can only be checked for a single file, not a folder", field="sha256")
+    files = sorted(p for p in src.rglob("*") if p.is_file())
+    if not files:
+        raise DownloadError(src, "local folder holds no files", field="path")
+    rel = []
+    for f in files:
+        r = f.relative_to(src)
+        (tmp / r).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(f, tmp / r)
+        rel.append(r.as_posix())
+    return rel
+
+
+def _fetch_remote(entries, tmp: Path, retries: int, timeout: float, backoff: float) -> list[str]:
+    """Fetch every file first, then unpack the archives among them into the same folder."""
+    rel = []
+    for url, sha, name in entries:
+        fetch(url, tmp / name, sha, retries=retries, timeout=timeout, backoff=backoff)
+        rel.append(name)
+    for name in list(rel):
+        if archive_kind(name):
+            rel.extend(p.relative_to(tmp).as_posix() for p in safe_extract(tmp / name, tmp))
+    return rel
+
+
+def _swap_into_place(tmp: Path, dest_dir: Path) -> None:
+    """Rename the finished folder into place; an old ``dest_dir`` is moved aside first and removed after."""
+    if not (dest_dir.exists() or dest_dir.is_symlink()):
+        os.replace(tmp, dest_dir)
+        return
+    old = dest_dir.with_name(f".{dest_dir.name}.old-{uuid.uuid4().hex[:8]}")
+    os.replace(dest_dir, old)
+    try:
+        os.replace(tmp, dest_dir)
+    except BaseException:
+        os.replace(old, dest_dir)
+        raise
+    if old.is_dir() and not old.is_symlink():
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        old.unlink(missing_ok=True)
