@@ -1,0 +1,29 @@
+"""The `membench` command: helpers around the workflow.
+
+  membench validate SPEC [-p KEY=VALUE ...]   check that an adapter plugin loads and behaves
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def _validate(argv: list[str]) -> int:
+    from membench.adapters.validate import main
+
+    return main(argv)
+
+
+COMMANDS = {"validate": _validate}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] not in COMMANDS:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    return COMMANDS[args[0]](args[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
