@@ -1,0 +1,232 @@
+"""Adapter registry: built-in names, plugins named `module:Class`, and the files/version that define each.
+
+`load_adapter(spec, params, context)` accepts a built-in name (`BUILTINS`) or `module:Class`. A class that
+subclasses `Adapter` is used directly; a class with the Procedural benchmark's `RetrievalSystem` interface
+(`retrieve`, `get_system_name`, `get_system_info`) is wrapped by `RetrievalSystemAdapter`. After
+construction, an adapter that has `bind_context(context)` receives the run context: an object or mapping
+that may carry `embedding_cache` (an `EmbeddingCache`) or `embedding_cache_dir` (a directory), see
+`membench.embeddings.cache_from_context`.
+
+`adapter_source_files(spec)` lists the adapter's own module plus every project module it imports,
+transitively (found by reading the import statements, not by running them): files under the `membench`
+package and, for a plugin, under the plugin's own top-level package. Snakemake lists them as inputs so that
+editing one adapter reruns exactly its rank -> score -> aggregate chain. `adapter_version(spec, params)`
+hashes those files' bytes and the params.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+from membench.adapters.action_only import ActionOnlyAdapter
+from membench.adapters.base import Adapter
+from membench.adapters.bm25 import BM25Adapter
+from membench.adapters.bm25_time import BM25TimeAdapter
+from membench.adapters.bm25_upstream import BM25UpstreamAdapter
+from membench.adapters.bm25_v2 import BM25V2Adapter
+from membench.adapters.dense import DenseAdapter
+from membench.adapters.hybrid import HybridAdapter
+from membench.adapters.retrieval_system import RetrievalSystemAdapter, is_retrieval_system
+from membench.adapters.state_aware import StateAwareAdapter
+from membench.adapters.substring import SubstringAdapter
+
+BUILTINS: dict[str, type[Adapter]] = {
+    "bm25": BM25Adapter,
+    "bm25-upstream": BM25UpstreamAdapter,
+    "bm25-time": BM25TimeAdapter,
+    "bm25-v2": BM25V2Adapter,
+    "dense": DenseAdapter,
+    "hybrid": HybridAdapter,
+    "substring": SubstringAdapter,
+    "state-aware": StateAwareAdapter,
+    "action-only": ActionOnlyAdapter,
+}
+
+_MEMBENCH_DIR = Path(__file__).resolve().parents[1]
+
+
+class AdapterLoadError(ValueError):
+    """An adapter spec that names no built-in, or a plugin that cannot be imported or used."""
+
+
+def _builtins_hint() -> str:
+    return "built-in adapters: " + ", ".join(BUILTINS) + "; a plugin is named as module:Class"
+
+
+def _split(spec: str) -> tuple[str, str]:
+    module, _, qualname = spec.partition(":")
+    if not module or not qualname:
+        raise AdapterLoadError(f"unknown adapter {spec!r}: not a built-in and not of the form module:Class "
+                               f"({_builtins_hint()})")
+    return module, qualname
+
+
+def _import(module_name: str):
+    """Import a plugin module; when it is not on sys.path, look in the current directory too (a console
+    script such as `membench validate` does not put the working directory on sys.path)."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        cwd = str(Path.cwd())
+        if exc.name != module_name.split(".")[0] or cwd in sys.path or "" in sys.path:
+            raise
+        sys.path.append(cwd)
+        return importlib.import_module(module_name)
+
+
+def resolve(spec: str) -> type:
+    """The class a spec names (imports the plugin module)."""
+    if spec in BUILTINS:
+        return BUILTINS[spec]
+    module_name, qualname = _split(spec)
+    try:
+        module = _import(module_name)
+    except Exception as exc:  # noqa: BLE001 -- any import failure is reported the same way
+        raise AdapterLoadError(
+            f"cannot import module {module_name!r} for adapter {spec!r}: {type(exc).__name__}: {exc}. "
+            f"Is it on PYTHONPATH (run from the repository root, or install it)? ({_builtins_hint()})") from exc
+    obj: Any = module
+    for part in qualname.split("."):
+        if not hasattr(obj, part):
+            raise AdapterLoadError(f"module {module_name!r} has no class {qualname!r} (adapter {spec!r})")
+        obj = getattr(obj, part)
+    if not isinstance(obj, type):
+        raise AdapterLoadError(f"{spec!r} is a {type(obj).__name__}, not a class")
+    return obj
+
+
+def load_adapter(spec: str, params: Mapping[str, Any] | None = None, context: Any = None) -> Adapter:
+    """An adapter instance for a built-in name or a `module:Class` plugin, configured with `params`."""
+    cls = resolve(spec)
+    params = dict(params or {})
+    if issubclass(cls, Adapter):
+        adapter = cls(**params)
+    elif is_retrieval_system(cls):
+        adapter = RetrievalSystemAdapter(cls, spec, **params)
+    else:
+        raise AdapterLoadError(
+            f"{spec!r} is neither an Adapter subclass (membench.adapters.base.Adapter) nor a RetrievalSystem "
+            "(methods retrieve(query, k), get_system_name(), get_system_info())")
+    bind = getattr(adapter, "bind_context", None)
+    if context is not None and callable(bind):
+        bind(context)
+    return adapter
+
+
+# -- source files and versions -------------------------------------------------------------------------
+
+def _spec_origin(name: str) -> Path | None:
+    try:
+        found = importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return None
+    if found is None or not found.origin or not found.origin.endswith(".py"):
+        return None
+    return Path(found.origin).resolve()
+
+
+def _imports(path: Path, module_name: str) -> set[str]:
+    """Absolute names of the modules a file imports (and `from X import y` candidates X.y)."""
+    package = module_name if path.name == "__init__.py" else module_name.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                try:
+                    base = importlib.util.resolve_name("." * node.level + base, package)
+                except ImportError:
+                    continue
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _plugin_root(module_name: str, origin: Path) -> Path:
+    top = module_name.split(".")[0]
+    top_origin = _spec_origin(top)
+    if top_origin is not None and top_origin.name == "__init__.py":
+        return top_origin.parent
+    try:
+        found = importlib.util.find_spec(top)
+        locations = list(found.submodule_search_locations or []) if found else []
+    except (ImportError, ValueError):
+        locations = []
+    if locations:  # a namespace package such as a `tests/` folder without __init__.py
+        return Path(locations[0]).resolve()
+    return origin  # a top-level module: only itself
+
+
+def _under(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _closure(module_name: str, roots: list[Path]) -> list[Path]:
+    tops = {"membench"} | {module_name.split(".")[0]}
+    seen: dict[Path, None] = {}
+    todo = [module_name]
+    visited: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in visited or name.split(".")[0] not in tops:
+            continue
+        visited.add(name)
+        origin = _spec_origin(name)
+        if origin is None or not any(_under(origin, r) for r in roots):
+            continue
+        if origin in seen:
+            continue
+        seen[origin] = None
+        todo.extend(_imports(origin, name))
+    return list(seen)
+
+
+def _module_of(spec: str) -> str:
+    if spec in BUILTINS:
+        return BUILTINS[spec].__module__
+    return _split(spec)[0]
+
+
+def adapter_source_files(spec: str) -> list[Path]:
+    """The adapter's own module file plus the project modules it imports, transitively (sorted).
+
+    A `RetrievalSystem` plugin also depends on the wrapper module and what it imports. Parent package
+    `__init__.py` files are included only when imported by name.
+    """
+    module_name = _module_of(spec)
+    origin = _spec_origin(module_name)
+    if origin is None:
+        raise AdapterLoadError(f"cannot find the source file of module {module_name!r} for adapter {spec!r} "
+                               f"({_builtins_hint()})")
+    roots = [_MEMBENCH_DIR]
+    if not _under(origin, _MEMBENCH_DIR):
+        roots.append(_plugin_root(module_name, origin))
+    files = _closure(module_name, roots)
+    if spec not in BUILTINS and not issubclass(resolve(spec), Adapter):
+        files += [f for f in _closure(RetrievalSystemAdapter.__module__, roots) if f not in files]
+    return sorted(files)
+
+
+def _display(path: Path) -> str:
+    for root in (_MEMBENCH_DIR.parent, Path.cwd().resolve()):
+        if _under(path, root):
+            return path.relative_to(root).as_posix()
+    return path.name
+
+
+def adapter_version(spec: str, params: Mapping[str, Any] | None = None) -> str:
+    """16 hex digits of sha256 over the adapter's source files (relative path + bytes) and its params."""
+    digest = hashlib.sha256()
+    for path in sorted(adapter_source_files(spec), key=_display):
+        digest.update(_display(path).encode() + b"\0" + path.read_bytes() + b"\0")
+    digest.update(json.dumps(dict(params or {}), sort_keys=True, default=str).encode())
+    return digest.hexdigest()[:16]
