@@ -13,6 +13,8 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/download.smk"
 include: "workflow/rules/parse.smk"
 include: "workflow/rules/ingest.smk"
+include: "workflow/rules/rank.smk"
+include: "workflow/rules/score.smk"
 include: "workflow/rules/report.smk"
 
 

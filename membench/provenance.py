@@ -6,7 +6,11 @@ rules pass `code_version(...)` of the modules they depend on as a param so an ed
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import importlib
+import importlib.util
+from functools import lru_cache
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -21,6 +25,15 @@ def code_version(*paths: str | Path) -> str:
     return digest.hexdigest()[:16]
 
 
+@lru_cache(maxsize=None)
+def module_version(*modules: str) -> str:
+    """Short hash of the project files the given modules import, transitively (see `closure`)."""
+    files: set[Path] = set()
+    for name in modules:
+        files.update(closure(name, [REPO / "membench"]))
+    return code_version(*sorted(files))
+
+
 def _files(paths) -> set[Path]:
     found: set[Path] = set()
     for p in paths:
@@ -32,3 +45,75 @@ def _files(paths) -> set[Path]:
         else:
             raise FileNotFoundError(f"code_version: {path} does not exist")
     return found
+
+
+# ---------------------------------------------------------------- import closure
+
+def spec_origin(name: str) -> Path | None:
+    try:
+        found = importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return None
+    if found is None or not found.origin or not found.origin.endswith(".py"):
+        return None
+    return Path(found.origin).resolve()
+
+
+def imports_of(path: Path, module_name: str) -> set[str]:
+    """Absolute names of the modules a file imports (and `from X import y` candidates X.y)."""
+    package = module_name if path.name == "__init__.py" else module_name.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                try:
+                    base = importlib.util.resolve_name("." * node.level + base, package)
+                except ImportError:
+                    continue
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+    return names
+
+
+def plugin_root(module_name: str, origin: Path) -> Path:
+    top = module_name.split(".")[0]
+    top_origin = spec_origin(top)
+    if top_origin is not None and top_origin.name == "__init__.py":
+        return top_origin.parent
+    try:
+        found = importlib.util.find_spec(top)
+        locations = list(found.submodule_search_locations or []) if found else []
+    except (ImportError, ValueError):
+        locations = []
+    if locations:  # a namespace package such as a `tests/` folder without __init__.py
+        return Path(locations[0]).resolve()
+    return origin  # a top-level module: only itself
+
+
+def under(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def closure(module_name: str, roots: list[Path]) -> list[Path]:
+    """The module's file plus every file under `roots` it imports, transitively (read from the source
+    with `ast`, nothing is executed), so a rule reruns exactly when code it really runs has changed."""
+    tops = {"membench"} | {module_name.split(".")[0]}
+    seen: dict[Path, None] = {}
+    todo = [module_name]
+    visited: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in visited or name.split(".")[0] not in tops:
+            continue
+        visited.add(name)
+        origin = spec_origin(name)
+        if origin is None or not any(under(origin, r) for r in roots):
+            continue
+        if origin in seen:
+            continue
+        seen[origin] = None
+        todo.extend(imports_of(origin, name))
+    return list(seen)

@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
+from membench.provenance import closure as _closure, plugin_root as _plugin_root, spec_origin as _spec_origin, under as _under
 from membench.adapters.action_only import ActionOnlyAdapter
 from membench.adapters.base import Adapter
 from membench.adapters.bm25 import BM25Adapter
@@ -121,74 +122,6 @@ def load_adapter(spec: str, params: Mapping[str, Any] | None = None, context: An
 
 
 # -- source files and versions -------------------------------------------------------------------------
-
-def _spec_origin(name: str) -> Path | None:
-    try:
-        found = importlib.util.find_spec(name)
-    except (ImportError, ValueError, AttributeError):
-        return None
-    if found is None or not found.origin or not found.origin.endswith(".py"):
-        return None
-    return Path(found.origin).resolve()
-
-
-def _imports(path: Path, module_name: str) -> set[str]:
-    """Absolute names of the modules a file imports (and `from X import y` candidates X.y)."""
-    package = module_name if path.name == "__init__.py" else module_name.rpartition(".")[0]
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                try:
-                    base = importlib.util.resolve_name("." * node.level + base, package)
-                except ImportError:
-                    continue
-            names.add(base)
-            names.update(f"{base}.{alias.name}" for alias in node.names)
-    return names
-
-
-def _plugin_root(module_name: str, origin: Path) -> Path:
-    top = module_name.split(".")[0]
-    top_origin = _spec_origin(top)
-    if top_origin is not None and top_origin.name == "__init__.py":
-        return top_origin.parent
-    try:
-        found = importlib.util.find_spec(top)
-        locations = list(found.submodule_search_locations or []) if found else []
-    except (ImportError, ValueError):
-        locations = []
-    if locations:  # a namespace package such as a `tests/` folder without __init__.py
-        return Path(locations[0]).resolve()
-    return origin  # a top-level module: only itself
-
-
-def _under(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
-
-
-def _closure(module_name: str, roots: list[Path]) -> list[Path]:
-    tops = {"membench"} | {module_name.split(".")[0]}
-    seen: dict[Path, None] = {}
-    todo = [module_name]
-    visited: set[str] = set()
-    while todo:
-        name = todo.pop()
-        if name in visited or name.split(".")[0] not in tops:
-            continue
-        visited.add(name)
-        origin = _spec_origin(name)
-        if origin is None or not any(_under(origin, r) for r in roots):
-            continue
-        if origin in seen:
-            continue
-        seen[origin] = None
-        todo.extend(_imports(origin, name))
-    return list(seen)
-
 
 def _module_of(spec: str) -> str:
     if spec in BUILTINS:

@@ -1,19 +1,73 @@
-"""Assemble results/report.md from the per-dataset outputs."""
+"""Assemble results/report.md from the per-dataset outputs, the summary and the provenance records."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Sequence
+from typing import Any
+
+import pandas as pd
 
 from membench import __version__
 from membench.io import atomic_write_text
+from membench.provenance import REPO
 from membench.report.datasets import dataset_section
+from membench.report.markdown import table
+from membench.report.provenance import provenance_section
+from membench.report.results import results_section
 
 
-def build_report(datasets: Sequence[str], normalization_paths: Sequence[Path], out: Path) -> None:
+@dataclass
+class ReportInputs:
+    datasets: dict[str, str]  # name -> kind
+    results_dir: Path
+    summary: pd.DataFrame
+    significance: pd.DataFrame
+    runs: list[tuple[str, str]]
+    baseline: str
+    config: dict[str, Any] = field(default_factory=dict)
+    bench_dir: Path = Path("benchmarks")
+    extra_sections: list[str] = field(default_factory=list)
+
+
+def _metas(inputs: ReportInputs) -> dict[str, dict[str, dict]]:
+    out: dict[str, dict[str, dict]] = {}
+    for dataset, adapter in inputs.runs:
+        path = inputs.results_dir / dataset / "runs" / f"{adapter}.json"
+        out.setdefault(dataset, {})[adapter] = json.loads(path.read_text(encoding="utf-8"))
+    return out
+
+
+def build_report(inputs: ReportInputs, out: Path) -> None:
+    metas = _metas(inputs)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    parts = [f"# membench report", "", f"membench {__version__}, written {stamp}.", "", "## Datasets", ""]
-    for name, path in zip(datasets, normalization_paths):
-        parts.append(dataset_section(name, Path(path)))
+    parts = ["# membench report", "",
+             f"membench {__version__}, written {stamp}. Every mean comes with a 95% percentile-bootstrap CI over "
+             f"questions ({inputs.config.get('report', {}).get('bootstrap_resamples', 10000)} resamples). Numbers are "
+             "from split `all` unless a table says otherwise; `tune` (even question index) is for tuning, `holdout` "
+             "(odd) for reporting a tuned system. Ties in every ranking are broken by haystack position "
+             "(earlier first), except `bm25-upstream`, which reproduces LongMemEval's argsort order.", ""]
+    for dataset, kind in inputs.datasets.items():
+        parts += [f"## {dataset} ({kind})", ""]
+        parts.append(results_section(dataset, kind, inputs.summary, inputs.significance, metas.get(dataset, {}),
+                                     inputs.baseline))
+        parts += [f"![{dataset} metric@k](plots/{dataset}_curve.png)",
+                  f"![{dataset} by question group](plots/{dataset}_groups.png)", ""]
+        parts.append(dataset_section(dataset, inputs.results_dir / dataset / "normalization.json"))
+    parts += inputs.extra_sections
+    parts.append(_adapter_section(metas))
+    parts.append(provenance_section(REPO, inputs.config, inputs.bench_dir))
     atomic_write_text(out, "\n".join(parts))
+
+
+def _adapter_section(metas: dict[str, dict[str, dict]]) -> str:
+    seen: dict[str, dict] = {}
+    for per in metas.values():
+        for name, meta in per.items():
+            seen.setdefault(name, meta)
+    rows = [(name, m["adapter"], m["class"], json.dumps(m["config"], sort_keys=True),
+             ", ".join(m["uses_metadata"]) or "none") for name, m in seen.items()]
+    return "\n".join(["## Adapters", "", table(["run", "adapter", "class", "config", "oracle metadata"], rows,
+                                                numeric=()), ""])

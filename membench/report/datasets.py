@@ -12,7 +12,7 @@ def dataset_section(name: str, normalization_path: Path) -> str:
     info = json.loads(Path(normalization_path).read_text(encoding="utf-8"))
     counts = [(k, v if not isinstance(v, dict) else ", ".join(f"{a}: {b:,}" for a, b in v.items()))
               for k, v in info["counts"].items()]
-    parts = [f"### {name} ({info['kind']})", "", table(["count", "value"], counts), "",
+    parts = [f"#### Data: {name} ({info['kind']})", "", table(["count", "value"], counts), "",
              "Source files (sha256):", ""]
     parts += [f"- `{Path(p).name}` `{digest}`" for p, digest in info["sources"].items()]
     parts.append("")

@@ -16,9 +16,10 @@ from membench.sessions.view import Event, Haystack, Query, Session
 class SessionStore:
     """The gold-free view of one dataset: queries, haystacks and the session logs they point at."""
 
-    def __init__(self, dataset_dir: Path, user_turns_only: bool = False):
+    def __init__(self, dataset_dir: Path, user_turns_only: bool = False, facts_dir: Path | None = None):
         self.root = Path(dataset_dir)
         self.user_turns_only = user_turns_only
+        self.facts_dir = Path(facts_dir) if facts_dir else None
         self.queries_table = pd.read_parquet(self.root / "view" / "queries.parquet")
         hay = pd.read_parquet(self.root / "view" / "haystacks.parquet").sort_values(["haystack", "position"])
         self._haystacks = {h: tuple(g["session_key"]) for h, g in hay.groupby("haystack", sort=False)}
@@ -36,6 +37,10 @@ class SessionStore:
             raise KeyError(f"no haystack {haystack_key!r} in {self.root}")
         return Haystack(tuple(self._load(k) for k in keys), self.user_turns_only)
 
+    def facts_path(self, key: str) -> Path | None:
+        """The fact log of a session (`<facts_dir>/<key>.jsonl`), when facts were asked for."""
+        return self.facts_dir / f"{key}.jsonl" if self.facts_dir else None
+
     def haystack_keys(self) -> list[str]:
         return list(self._haystacks)
 
@@ -44,17 +49,28 @@ class SessionStore:
 
     def _read_session(self, key: str) -> Session:
         path = self.root / "sessions" / key / "events.jsonl"
-        events = []
-        try:
-            with open(path, encoding="utf-8") as fh:
-                for n, line in enumerate(fh, 1):
-                    try:
-                        events.append(Event(**json.loads(line)))
-                    except (json.JSONDecodeError, TypeError) as err:
-                        raise InputError(path, f"bad event record: {err}", f"line {n}") from None
-        except FileNotFoundError:
-            raise InputError(path, "session log missing (rerun the ingest rule)") from None
+        if not path.exists():
+            raise InputError(path, "session log missing (rerun the ingest rule)")
+        events = read_events(path)
+        facts = self.facts_path(key)
+        if facts is not None and facts.exists():
+            events += read_events(facts)
         return Session(key, events[0].timestamp if events else None, tuple(events))
+
+
+def read_events(path: Path) -> list[Event]:
+    """Parse a JSON-lines event log; a bad line is an InputError naming the file and line."""
+    events = []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            try:
+                record = json.loads(line)
+                if "about" in record:
+                    record["about"] = tuple(record["about"])
+                events.append(Event(**record))
+            except (json.JSONDecodeError, TypeError) as err:
+                raise InputError(path, f"bad event record: {err}", f"line {n}") from None
+    return events
 
 
 def _plain(value):

@@ -23,6 +23,8 @@ class Event:
     state: str | None = None  # procedural steps: the observation before the action
     action: str | None = None  # procedural steps: the action taken
     caption: str | None = None  # LoCoMo: BLIP caption of a shared image
+    about: tuple[str, ...] = ()  # fact records: refs of the turns the fact was drawn from
+    source: str | None = None  # fact records: where the fact came from (a model, or the dataset)
 
 
 @dataclass(frozen=True)
@@ -61,29 +63,44 @@ class Haystack:
 
     sessions: tuple[Session, ...]
     user_turns_only: bool = False  # LongMemEval's protocol indexes user turns only
+    with_facts: bool = False  # "value + facts" keys: fact records are appended to the documents they are about
 
     def documents(self, granularity: str) -> list[Document]:
-        """Documents at `granularity`: "turn" (one per retrievable turn/step), "session" or "trajectory"."""
+        """Documents at `granularity`: "turn" (one per retrievable turn), "session" or "trajectory"."""
         docs: list[Document] = []
         if granularity == "turn":
             for session in self.sessions:
+                facts = self._facts_by_turn(session)
                 for event in session.events:
                     if event.kind != "turn" or (self.user_turns_only and event.role != "user"):
                         continue
-                    docs.append(Document(event.ref, turn_text(event), session.session_id,
-                                         event.timestamp or session.timestamp, len(docs)))
+                    text = " ".join([turn_text(event), *facts.get(event.ref, ())])
+                    docs.append(Document(event.ref, text, session.session_id, event.timestamp or session.timestamp,
+                                         len(docs)))
         elif granularity in ("session", "trajectory"):
             for session in self.sessions:
                 if granularity == "trajectory":
-                    parts = [e.text for e in session.events]
+                    parts = [e.text for e in session.events if e.kind in ("task", "step")]
                 else:
                     parts = [turn_text(e) for e in session.events
                              if e.kind == "turn" and (not self.user_turns_only or e.role == "user")]
+                if self.with_facts:
+                    parts += [e.text for e in session.events if e.kind == "fact"]
                 docs.append(Document(session.session_id, " ".join(parts), session.session_id,
                                      session.timestamp, len(docs)))
         else:
             raise ValueError(f"unknown granularity {granularity!r}")
         return docs
+
+    def _facts_by_turn(self, session: Session) -> dict[str, list[str]]:
+        if not self.with_facts:
+            return {}
+        facts: dict[str, list[str]] = {}
+        for event in session.events:
+            if event.kind == "fact":
+                for ref in event.about:
+                    facts.setdefault(ref, []).append(event.text)
+        return facts
 
 
 def turn_text(event: Event) -> str:

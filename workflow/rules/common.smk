@@ -3,7 +3,7 @@
 import re
 
 from membench.config import enabled_datasets, is_local, validate_config
-from membench.provenance import code_version
+from membench.provenance import code_version, module_version
 
 validate_config(config)
 
@@ -26,3 +26,43 @@ def dataset_source(wildcards):
     if is_local(spec):
         return spec["path"]
     return f"{RESOURCES}/{wildcards.dataset}"
+
+
+# ---------------------------------------------------------------- adapters
+
+from membench.adapters.registry import adapter_source_files, adapter_version
+from membench.workflow_plan import adapter_runs, runs_for
+
+ADAPTERS = adapter_runs(config)
+RUNS = runs_for(config, DATASETS, ADAPTERS)
+EMBEDDINGS = f"{RESOURCES}/embeddings"
+
+
+wildcard_constraints:
+    adapter="|".join(re.escape(a) for a in ADAPTERS) or "NO_ADAPTER",
+
+
+def adapter_spec(wildcards):
+    return ADAPTERS[wildcards.adapter]["adapter"]
+
+
+def adapter_params(wildcards):
+    return ADAPTERS[wildcards.adapter]["params"]
+
+
+def adapter_sources(wildcards):
+    return [str(p) for p in adapter_source_files(adapter_spec(wildcards))]
+
+
+def run_files(pattern):
+    """`pattern` filled in for every (dataset, adapter) pair that runs."""
+    return [pattern.format(dataset=d, adapter=a) for d, a in RUNS]
+
+
+def longmemeval_logs():
+    return [
+        f"results/{d}/runs/{a}.retrieval_log.{g}.jsonl"
+        for d, a in RUNS
+        if config["datasets"][d]["kind"] == "longmemeval"
+        for g in ("session", "turn")
+    ]

@@ -13,7 +13,7 @@ rule ingest:
         item_map="results/{dataset}/maps/item_map.parquet",
         query_map="results/{dataset}/maps/query_map.parquet",
     params:
-        code=code_version("membench/sessions"),
+        code=module_version("membench.sessions.ingest"),
     log:
         "logs/ingest/{dataset}.log",
     benchmark:

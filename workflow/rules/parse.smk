@@ -12,7 +12,7 @@ rule parse:
         normalization="results/{dataset}/normalization.json",
     params:
         kind=lambda w: dataset_spec(w)["kind"],
-        code=code_version("membench/datasets", "membench/dates.py", "membench/sessions/keys.py"),
+        code=module_version("membench.stages.parse"),
     log:
         "logs/parse/{dataset}.log",
     benchmark:

@@ -1,15 +1,39 @@
-# Gather every dataset's outputs into results/report.md.
+# Plots per dataset, then results/report.md gathering every figure, table and provenance record.
+
+
+rule plots:
+    input:
+        summary="results/summary.parquet",
+    output:
+        curve=report("results/plots/{dataset}_curve.png", category="Plots", caption="../report/curve.rst"),
+        groups=report("results/plots/{dataset}_groups.png", category="Plots", caption="../report/groups.rst"),
+    params:
+        kind=lambda w: dataset_spec(w)["kind"],
+        code=module_version("membench.report.plots", "membench.report.headlines"),
+    log:
+        "logs/plots/{dataset}.log",
+    conda:
+        ENV
+    script:
+        "../../scripts/plots.py"
 
 
 rule report:
     input:
         normalization=expand("results/{dataset}/normalization.json", dataset=DATASETS),
-        queries=expand("results/{dataset}/view/queries.parquet", dataset=DATASETS),
+        summary="results/summary.parquet",
+        significance="results/significance.parquet",
+        metas=run_files("results/{dataset}/runs/{adapter}.json"),
+        plots=expand("results/plots/{dataset}_{kind}.png", dataset=DATASETS, kind=["curve", "groups"]),
+        logs=longmemeval_logs(),
     output:
-        report="results/report.md",
+        report=report("results/report.md", category="Report", caption="../report/report.rst"),
     params:
-        datasets=DATASETS,
-        code=code_version("membench/report"),
+        datasets={d: config["datasets"][d]["kind"] for d in DATASETS},
+        runs=RUNS,
+        baseline=config["baseline"],
+        config=config,
+        code=module_version("membench.report.build"),
     log:
         "logs/report.log",
     conda:

@@ -1,0 +1,175 @@
+"""What the model stages cost, and the bookkeeping they share to stop cleanly.
+
+Every model stage (facts, judge, qa) writes a **cost JSON** next to its outputs::
+
+    {"stage": "judge", "dataset": "procedural", "adapter": "bm25", "status": "complete" | "budget" |
+     "interrupted", "message": str | null, "model": "...", "base_url": "<no credentials>",
+     "prompts": [{name, source, sha256}], "summary": <LLMClient.summary(): the CostMeter summary with per
+     meter-stage counters (requests, calls, cache_hits, retries, malformed, failures, budget_stopped,
+     prompt_tokens, completion_tokens, cost_usd), budget and spend>}
+
+:func:`cost_table` turns any number of them into the report's Markdown table (one row per stage and
+meter-stage, plus a total).
+
+Stop rules shared by the stages (:func:`call_batch`): a :class:`~membench.llm.BudgetExceeded` or a SIGTERM
+(:class:`~membench.llm.client.StopRequested`) ends the batch with the replies gathered so far; the stage
+writes what it has (unanswered items get status ``"budget"`` / ``"interrupted"``), writes its cost JSON,
+and then raises :class:`StageStopped`, so the job exits non-zero with a clear message. Everything paid for
+is in the call cache, so a rerun (with a higher budget) continues without repaying.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from membench.io import atomic_write_text
+from membench.llm import BudgetExceeded, from_config
+from membench.llm.client import LLMClient, StopRequested
+from membench.report.markdown import table
+
+log = logging.getLogger("membench.llm")
+
+__all__ = ["StageStopped", "call_batch", "make_client", "merged_summary", "write_cost", "load_costs", "cost_rows",
+           "cost_table", "STATUS_BUDGET", "STATUS_INTERRUPTED"]
+
+STATUS_BUDGET = "budget"
+STATUS_INTERRUPTED = "interrupted"
+
+
+class StageStopped(RuntimeError):
+    """A model stage stopped early (budget or SIGTERM) after writing what it had; the job must fail."""
+
+    def __init__(self, stage: str, status: str, message: str):
+        self.stage = stage
+        self.status = status
+        self.message = message
+        super().__init__(f"{stage} stopped ({status}): {message}")
+
+
+def make_client(config: Mapping[str, Any], cache_path: str | os.PathLike, stage: str, **overrides) -> LLMClient:
+    """The stage's client from the ``llm:`` section (``llm.prompts`` is read by the prompt loader)."""
+    section = config.get("llm", config) if isinstance(config, Mapping) else config
+    section = {k: v for k, v in dict(section or {}).items() if k != "prompts"}
+    return from_config({"llm": section}, cache_path, stage=stage, **overrides)
+
+
+def call_batch(client: LLMClient, requests: Sequence[Any], *, stage: str, parse=None, progress: bool = True,
+               **params) -> tuple[list, str | None, str | None]:
+    """``client.complete_many`` with the stop rules: returns (replies, stop status or None, message).
+
+    ``replies[i]`` is ``None`` for a request that was not made (budget reached or stop requested).
+    """
+    if not requests:
+        return [], None, None
+    try:
+        return client.complete_many(requests, stage=stage, parse=parse, progress=progress, **params), None, None
+    except BudgetExceeded as stop:
+        return list(stop.results or [None] * len(requests)), STATUS_BUDGET, stop.message
+    except StopRequested as stop:
+        return list(stop.results or [None] * len(requests)), STATUS_INTERRUPTED, stop.message
+
+
+def merged_summary(clients: Sequence[LLMClient]) -> dict:
+    """One summary for a stage that used several clients (e.g. an answer and a verdict model).
+
+    Meter stages are merged (their names differ per client); ``spent_usd`` is summed; ``total_usd`` is the
+    largest total any client saw (each counts the cache's earlier spend as prior).
+    """
+    sums = [c.summary() for c in clients]
+    if len(sums) == 1:
+        return sums[0]
+    stages: dict[str, dict] = {}
+    for summ in sums:
+        for name, st in summ.get("stages", {}).items():
+            agg = stages.setdefault(name, {k: 0 for k in st})
+            for k, v in st.items():
+                agg[k] = agg.get(k, 0) + v
+    return {"model": " / ".join(dict.fromkeys(str(s.get("model")) for s in sums)),
+            "base_url": sums[0].get("base_url"), "budget_usd": sums[0].get("budget_usd"),
+            "spent_usd": round(sum(s.get("spent_usd", 0.0) for s in sums), 6),
+            "prior_usd": sums[0].get("prior_usd", 0.0),
+            "total_usd": max(s.get("total_usd", 0.0) for s in sums),
+            "budget_reached": any(s.get("budget_reached") for s in sums),
+            "stages": stages, "clients": sums}
+
+
+def write_cost(path: str | os.PathLike | None, client: LLMClient | Sequence[LLMClient], *, stage: str,
+               dataset: str | None, adapter: str | None, status: str = "complete", message: str | None = None,
+               prompts: Iterable[Mapping[str, str]] = (), extra: Mapping[str, Any] | None = None) -> dict:
+    """Write (atomically) and return the stage's cost record; ``path`` None only returns it."""
+    clients = [client] if isinstance(client, LLMClient) else list(client)
+    summary = merged_summary(clients)
+    record = {"stage": stage, "dataset": dataset, "adapter": adapter, "status": status, "message": message,
+              "model": summary.get("model"), "base_url": summary.get("base_url"), "prompts": list(prompts),
+              "written_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "summary": summary}
+    if extra:
+        record.update(extra)
+    if path is not None:
+        atomic_write_text(Path(path), json.dumps(record, indent=2, sort_keys=True, default=str) + "\n")
+    return record
+
+
+def load_costs(paths: Iterable[str | os.PathLike]) -> list[dict]:
+    """Read cost JSON files (a missing file is skipped with a warning: the stage did not run)."""
+    out = []
+    for p in paths:
+        p = Path(p)
+        if not p.exists():
+            log.warning("cost file %s not found; left out of the cost table", p)
+            continue
+        out.append(json.loads(p.read_text(encoding="utf-8")))
+    return out
+
+
+_ROW_FIELDS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "cost_usd", "failures",
+               "budget_stopped")
+
+
+def cost_rows(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per (cost file, meter stage): stage, dataset, adapter, model, status and the counters."""
+    rows = []
+    for rec in records:
+        stages = (rec.get("summary") or {}).get("stages") or {}
+        if not stages:
+            stages = {rec.get("stage", "?"): {}}
+        for name, st in stages.items():
+            row = {"stage": name, "dataset": rec.get("dataset") or "", "adapter": rec.get("adapter") or "",
+                   "model": rec.get("model") or "", "status": rec.get("status") or ""}
+            row.update({f: st.get(f, 0) for f in _ROW_FIELDS})
+            rows.append(row)
+    return pd.DataFrame(rows, columns=["stage", "dataset", "adapter", "model", "status", *_ROW_FIELDS])
+
+
+def _usd(x: float) -> str:
+    return f"${x:,.4f}" if x < 100 else f"${x:,.2f}"
+
+
+def cost_table(paths_or_records: Iterable[Any]) -> str:
+    """Markdown table: one row per stage with calls, cache hits, tokens in/out, money, failures, budget
+    stops, status; plus a total row. Accepts cost JSON paths or already-loaded records."""
+    items = list(paths_or_records)
+    records = [x for x in items if isinstance(x, Mapping)]
+    records += load_costs([x for x in items if not isinstance(x, Mapping)])
+    df = cost_rows(records)
+    if df.empty:
+        return "_No model stage has run (the default run makes zero model calls)._\n"
+    df = df.sort_values(["dataset", "stage", "adapter"], kind="stable")
+    header = ["stage", "dataset", "adapter", "model", "calls", "cache hits", "tokens in", "tokens out", "cost",
+              "failures", "budget stops", "status"]
+    rows = [[r.stage, r.dataset, r.adapter, r.model, int(r.calls), int(r.cache_hits), int(r.prompt_tokens),
+             int(r.completion_tokens), _usd(float(r.cost_usd)), int(r.failures), int(r.budget_stopped), r.status]
+            for r in df.itertuples(index=False)]
+    rows.append(["**total**", "", "", "", int(df.calls.sum()), int(df.cache_hits.sum()), int(df.prompt_tokens.sum()),
+                 int(df.completion_tokens.sum()), _usd(float(df.cost_usd.sum())), int(df.failures.sum()),
+                 int(df.budget_stopped.sum()), ""])
+    note = ("Calls are paid requests made in that run; cache hits were served from the call cache at no cost. "
+            "Money is tokens × the price table in config (`llm.prices`).")
+    return table(header, rows, numeric=(4, 5, 6, 7, 8, 9, 10)) + "\n\n" + note + "\n"

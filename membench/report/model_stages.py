@@ -1,0 +1,150 @@
+"""Report sections for the opt-in model stages: answer-mode QA, the judge's extended pool, and costs.
+
+Every function takes DataFrames (or Parquet/JSON paths) and returns Markdown. Means carry 95% percentile
+bootstrap CIs over questions (:func:`membench.stats.bootstrap_ci`); questions without a verdict (failed,
+budget, interrupted) are not counted as wrong but reported as "no verdict".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from membench.report.costs import cost_table
+from membench.report.markdown import table
+from membench.scoring.extended import PREFIX
+from membench.stats import bootstrap_ci
+
+__all__ = ["qa_section", "judge_section", "cost_section", "model_stages_markdown", "mean_ci"]
+
+JUDGE_METRICS = ("P@10", "nDCG@10", "AP", "judged@5", "judged@10")
+
+
+def _frame(x: pd.DataFrame | str | Path) -> pd.DataFrame:
+    return x if isinstance(x, pd.DataFrame) else pd.read_parquet(x)
+
+
+def mean_ci(values: Iterable[float], resamples: int = 10000, seed: int = 0) -> str:
+    """``0.6500 [0.4500, 0.8500]`` (NaN dropped); ``n/a`` when there is no value."""
+    arr = np.asarray([v for v in values if v is not None and not pd.isna(v)], dtype=float)
+    if arr.size == 0:
+        return "n/a"
+    mean, lo, hi = bootstrap_ci(arr, n_resamples=resamples, seed=seed)
+    if math.isnan(lo):
+        return f"{mean:.4f}"
+    return f"{mean:.4f} [{lo:.4f}, {hi:.4f}]"
+
+
+def _accuracy_values(df: pd.DataFrame) -> list[float]:
+    return [1.0 if bool(c) else 0.0 for c in df.correct.dropna()]
+
+
+def _has_f1(df: pd.DataFrame) -> bool:
+    return "f1" in df and df.f1.notna().any()
+
+
+def qa_section(qa: Mapping[tuple[str, str], pd.DataFrame | str | Path], resamples: int = 10000, seed: int = 0) -> str:
+    """Accuracy overall and by question type / LoCoMo category, with CIs; LoCoMo token F1 beside it.
+
+    ``qa`` maps (dataset, adapter) -> the stage's qa.parquet (frame or path).
+    """
+    if not qa:
+        return ""
+    frames = {key: _frame(v) for key, v in qa.items()}
+    out = ["### Answer-mode QA", "",
+           "Each question is answered by the model from the adapter's top-K retrieved items and judged against "
+           "the gold answer (LongMemEval: the upstream per-type rules, abstention questions correct when the answer "
+           "declines; LoCoMo category 5: correct when the answer says the information is not mentioned, as "
+           "upstream scores it). Token F1 is LoCoMo's own measure (upstream normalisation and Porter stemming). "
+           "95% bootstrap CIs over questions; questions without a verdict are excluded and counted.", ""]
+    rows = []
+    for (dataset, adapter), df in sorted(frames.items()):
+        judged = df.correct.notna().sum()
+        rows.append([dataset, adapter, len(df), int(judged), mean_ci(_accuracy_values(df), resamples, seed),
+                     mean_ci(df.f1, resamples, seed) if _has_f1(df) else "", int(len(df) - judged)])
+    out += [table(["dataset", "adapter", "questions", "judged", "accuracy [95% CI]", "token F1 [95% CI]",
+                   "no verdict"], rows, numeric=(2, 3, 6)), ""]
+    for (dataset, adapter), df in sorted(frames.items()):
+        by = "category" if _has_f1(df) else "question type"
+        rows = []
+        for qtype, part in df.groupby(df.question_type.fillna("(none)"), sort=True):
+            label = qtype
+            if "category" in part and part.category.notna().any():
+                label = f"{int(part.category.dropna().iloc[0])} {qtype}"
+            rows.append([label, len(part), mean_ci(_accuracy_values(part), resamples, seed),
+                         mean_ci(part.f1, resamples, seed) if _has_f1(df) else "", int(part.correct.isna().sum())])
+        rows.sort(key=lambda r: str(r[0]))
+        header = [by, "questions", "accuracy [95% CI]", "token F1 [95% CI]", "no verdict"]
+        if not _has_f1(df):
+            header, rows = [h for h in header if h != "token F1 [95% CI]"], [r[:3] + r[4:] for r in rows]
+        out += [f"**{dataset} · {adapter}** by {by}", "", table(header, rows, numeric=(1, len(header) - 1)), ""]
+    return "\n".join(out)
+
+
+def _metric_means(scores: pd.DataFrame, metric: str, resamples: int, seed: int) -> str:
+    part = scores[(scores.metric == metric) & scores.skip.isna()]
+    return mean_ci(part.value, resamples, seed)
+
+
+def judge_section(scores: Mapping[tuple[str, str], tuple[Any, Any]],
+                  judgments: Mapping[tuple[str, str], Any] | None = None,
+                  metrics: Sequence[str] = JUDGE_METRICS, resamples: int = 10000, seed: int = 0) -> str:
+    """Official-label figures beside the extended-pool figures (official ∪ LLM judgments), judged@k before
+    (official) and after (extended).
+
+    ``scores`` maps (dataset, adapter) -> (official score rows, extended score rows); ``judgments`` maps
+    (dataset, adapter) -> that adapter's judgments.parquet, for the count of graded pairs.
+    """
+    if not scores:
+        return ""
+    out = ["### Procedural: official labels vs the LLM-judge extended pool", "",
+           "The official labels were pooled from ≤ 40 keyword-matched candidates per query, so unlabelled "
+           "trajectories are unjudged. The judge graded the unlabelled trajectories in each adapter's top k on the "
+           "benchmark's 0-10 scale; the extended pool adds them (≥ 6 relevant with gain = grade, < 6 judged "
+           "non-relevant) without changing any official label. judged@k is the share of the top k that carries a "
+           "label: before (official) and after (extended).", ""]
+    header = ["adapter", "measure", "official [95% CI]", "extended pool [95% CI]"]
+    for dataset in sorted({d for d, _ in scores}):
+        rows = []
+        for (d, adapter), (official, ext) in sorted(scores.items()):
+            if d != dataset:
+                continue
+            official, ext = _frame(official), _frame(ext)
+            for m in metrics:
+                rows.append([adapter, m, _metric_means(official, m, resamples, seed),
+                             _metric_means(ext, PREFIX + m, resamples, seed)])
+        out += [f"**{dataset}**", "", table(header, rows, numeric=()), ""]
+    if judgments:
+        rows = []
+        for (dataset, adapter), j in sorted(judgments.items()):
+            j = _frame(j)
+            ok = j[j.status == "ok"]
+            rows.append([dataset, adapter, len(j), len(ok), int((ok.score >= 6).sum()),
+                         f"{ok.score.mean():.2f}" if len(ok) else "n/a", int((j.status != "ok").sum())])
+        out += [table(["dataset", "adapter", "unlabelled pairs", "graded", "graded ≥ 6", "mean grade", "not graded"],
+                      rows, numeric=(2, 3, 4, 5, 6)), ""]
+    return "\n".join(out)
+
+
+def cost_section(paths: Iterable[Any]) -> str:
+    """The cost table of every model stage that ran (cost JSON paths or records)."""
+    return "### Model-call costs\n\n" + cost_table(paths)
+
+
+def model_stages_markdown(qa: Mapping | None = None, judge: Mapping | None = None,
+                          judgments: Mapping | None = None, costs: Iterable[Any] | None = None,
+                          resamples: int = 10000, seed: int = 0) -> str:
+    """All model-stage sections that have inputs, in report order (QA, judge, costs)."""
+    parts = []
+    if qa:
+        parts.append(qa_section(qa, resamples, seed))
+    if judge:
+        parts.append(judge_section(judge, judgments, resamples=resamples, seed=seed))
+    if costs is not None:
+        parts.append(cost_section(costs))
+    return "\n".join(p.rstrip() + "\n" for p in parts if p)

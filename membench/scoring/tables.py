@@ -1,0 +1,49 @@
+"""The parsed tables a scorer reads, loaded once, and the shape of the rows it returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+SCORE_COLUMNS = ["question_id", "metric", "value", "split", "question_type", "tier", "skip"]
+
+
+@dataclass
+class Gold:
+    """Scorer-side tables of one dataset (results/{dataset}/*.parquet)."""
+
+    questions: pd.DataFrame
+    turns: pd.DataFrame
+    haystacks: pd.DataFrame
+    qrels: pd.DataFrame
+
+    @classmethod
+    def load(cls, folder: Path) -> "Gold":
+        return cls(*(pd.read_parquet(Path(folder) / f"{n}.parquet") for n in ("questions", "turns", "haystacks", "qrels")))
+
+    def qrels_by_question(self, granularity: str) -> dict[str, dict[str, float]]:
+        q = self.qrels[self.qrels.granularity == granularity]
+        out: dict[str, dict[str, float]] = {}
+        for qid, item, rel in zip(q.question_id, q.item_id, q.relevance):
+            out.setdefault(qid, {})[item] = float(rel)
+        return out
+
+
+def ranked_lists(run: pd.DataFrame, granularity: str) -> dict[str, list[str]]:
+    """question_id -> item ids in rank order for one granularity of a run."""
+    part = run[run.granularity == granularity].sort_values(["question_id", "rank"])
+    return {qid: list(g.item_id) for qid, g in part.groupby("question_id", sort=False)}
+
+
+def rows_for(question: dict, metrics: dict[str, float], skip: str | None) -> list[dict]:
+    return [{"question_id": question["question_id"], "metric": m, "value": float(v), "split": question["split"],
+             "question_type": question["question_type"], "tier": question["tier"], "skip": skip}
+            for m, v in metrics.items()]
+
+
+def frame(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=SCORE_COLUMNS).astype(
+        {"question_id": "string", "metric": "string", "value": "float64", "split": "string",
+         "question_type": "string", "tier": "string", "skip": "string"})

@@ -1,0 +1,26 @@
+"""score stage: a run + the dataset's gold tables -> one row per question x metric."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pandas as pd
+
+from membench.io import atomic_write_parquet
+from membench.scoring import locomo, longmemeval, procedural
+from membench.scoring.tables import Gold
+
+log = logging.getLogger(__name__)
+SCORERS = {"longmemeval": longmemeval.score, "locomo": locomo.score, "procedural": procedural.score}
+
+
+def run(kind: str, run_path: Path, gold_dir: Path, out: Path) -> pd.DataFrame:
+    ranking = pd.read_parquet(run_path)
+    gold = Gold.load(gold_dir)
+    scores = SCORERS[kind](ranking, gold)
+    atomic_write_parquet(scores, out)
+    counted = scores[scores.skip.isna()]
+    log.info("%s: %d questions scored, %d skipped", run_path, counted.question_id.nunique(),
+             scores[scores.skip.notna()].question_id.nunique())
+    return scores

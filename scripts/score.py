@@ -1,0 +1,9 @@
+"""Rule score: run + gold tables -> per-question metric rows."""
+from pathlib import Path
+
+from membench.logs import log_to
+from membench.stages import score
+
+with log_to(snakemake.log[0]):
+    score.run(snakemake.params.kind, Path(snakemake.input.run), Path(snakemake.input.questions).parent,
+              Path(snakemake.output.scores))

@@ -1,0 +1,64 @@
+# Score a run against the dataset's gold: one row per question x metric (benchmark parity formulas).
+
+
+rule score:
+    input:
+        run="results/{dataset}/runs/{adapter}.parquet",
+        questions="results/{dataset}/questions.parquet",
+        turns="results/{dataset}/turns.parquet",
+        haystacks="results/{dataset}/haystacks.parquet",
+        qrels="results/{dataset}/qrels.parquet",
+    output:
+        scores="results/{dataset}/scores/{adapter}.parquet",
+    params:
+        kind=lambda w: dataset_spec(w)["kind"],
+        code=lambda w: code_version("membench/stages/score.py") + module_version(f"membench.scoring.{dataset_spec(w)['kind']}"),
+    log:
+        "logs/score/{dataset}/{adapter}.log",
+    benchmark:
+        "benchmarks/score/{dataset}/{adapter}.tsv"
+    conda:
+        ENV
+    script:
+        "../../scripts/score.py"
+
+
+rule retrieval_log:
+    input:
+        run="results/{dataset}/runs/{adapter}.parquet",
+        scores="results/{dataset}/scores/{adapter}.parquet",
+        questions="results/{dataset}/questions.parquet",
+    output:
+        log="results/{dataset}/runs/{adapter}.retrieval_log.{granularity}.jsonl",
+    wildcard_constraints:
+        granularity="session|turn",
+    params:
+        code=module_version("membench.scoring.retrieval_log"),
+    log:
+        "logs/retrieval_log/{dataset}/{adapter}.{granularity}.log",
+    conda:
+        ENV
+    script:
+        "../../scripts/retrieval_log.py"
+
+
+rule aggregate:
+    input:
+        scores=run_files("results/{dataset}/scores/{adapter}.parquet"),
+    output:
+        summary="results/summary.parquet",
+        significance="results/significance.parquet",
+    params:
+        runs=RUNS,
+        baseline=config["baseline"],
+        resamples=config["report"]["bootstrap_resamples"],
+        seed=config["report"]["seed"],
+        code=module_version("membench.aggregate"),
+    log:
+        "logs/aggregate.log",
+    benchmark:
+        "benchmarks/aggregate.tsv"
+    conda:
+        ENV
+    script:
+        "../../scripts/aggregate.py"
