@@ -64,3 +64,9 @@ def ingested(parsed, tmp_path_factory):
         ingest(folder, folder)
         out[kind] = folder
     return out
+
+
+@pytest.fixture(scope="session")
+def embedding_dir(tmp_path_factory):
+    """One embedding cache for the whole test session: a text is embedded once across tests."""
+    return tmp_path_factory.mktemp("embeddings")

@@ -35,7 +35,7 @@ from membench.workflow_plan import adapter_runs, runs_for
 
 ADAPTERS = adapter_runs(config)
 RUNS = runs_for(config, DATASETS, ADAPTERS)
-EMBEDDINGS = f"{RESOURCES}/embeddings"
+EMBEDDINGS = config["embeddings_dir"]
 
 
 wildcard_constraints:

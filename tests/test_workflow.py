@@ -1,0 +1,185 @@
+"""End to end: the whole Snakemake workflow on the real data, its outputs, reruns and the README example.
+
+One run (module fixture) in a temp folder with every built-in adapter plus the README's example plugin.
+The pinned headline figures below are regression pins: any change in any number is seen. Their
+correctness rests on the parity and independent-recomputation tests (test_parity_*, test_independent_*).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+PLUGIN = '''"""A copy of the README's example adapter, in its own module so a test can edit it."""
+from membench.adapters.base import Adapter
+
+
+class TaskWords(Adapter):
+    name = "task-words"
+
+    def score(self, query, documents):
+        words = set(query.text.lower().split())
+        return [float(len(words & set(d.text.lower().split()))) for d in documents]
+'''
+
+
+def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(workdir / "plugins"), str(REPO)]), HF_HUB_OFFLINE="1")
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir), *args,
+           "--configfile", str(REPO / "config.yaml"), str(workdir / "test-config.yaml")]
+    return subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=1800)
+
+
+@pytest.fixture(scope="module")
+def workflow(tmp_path_factory, locomo_dir, procedural_dir, longmemeval_dir, embedding_dir):
+    work = tmp_path_factory.mktemp("workflow")
+    (work / "plugins").mkdir()
+    (work / "plugins" / "readme_plugin.py").write_text(PLUGIN, encoding="utf-8")
+    config = {
+        "resources_dir": str(work / "resources"),
+        "embeddings_dir": str(embedding_dir),
+        "datasets": {
+            "longmemeval-s": {"kind": "longmemeval", "enabled": False},
+            "lme-fragment": {"kind": "longmemeval", "path": str(longmemeval_dir)},
+            "locomo": {"kind": "locomo", "path": str(locomo_dir)},
+            "procedural": {"kind": "procedural", "path": str(procedural_dir)},
+        },
+        "adapters": {"task-words": {"adapter": "readme_plugin:TaskWords"}},
+    }
+    (work / "test-config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    done = snakemake(work, "--cores", "2", "results/report.md")
+    assert done.returncode == 0, done.stderr[-4000:]
+    return work
+
+
+def test_report_has_every_part(workflow):
+    report = (workflow / "results" / "report.md").read_text(encoding="utf-8")
+    for heading in ("## lme-fragment (longmemeval)", "## locomo (locomo)", "## procedural (procedural)",
+                    "#### Tune vs holdout", "#### Paired tests against `bm25`", "by question type", "by tier",
+                    "#### Data: locomo", "Normalisations", "## Adapters", "## Provenance", "Per-job time",
+                    "Package versions", "```yaml"):
+        assert heading in report, heading
+    assert "| evidence_dangling_dropped | dropped | 3 |" in report
+    assert "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4" in report
+    for dataset in ("lme-fragment", "locomo", "procedural"):
+        for kind in ("curve", "groups"):
+            png = workflow / "results" / "plots" / f"{dataset}_{kind}.png"
+            assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+            assert f"(plots/{dataset}_{kind}.png)" in report
+
+
+def test_run_files(workflow):
+    runs = workflow / "results" / "locomo" / "runs"
+    run = pd.read_parquet(runs / "bm25.parquet")
+    assert list(run.columns) == ["question_id", "rank", "item_id", "score", "granularity"]
+    assert run.question_id.nunique() == 1986 and run.groupby("question_id").size().max() == 100
+    first = (runs / "bm25.trec").read_text().splitlines()[0].split()
+    assert first[0] == "conv-26_q0" and first[1] == "Q0" and first[3] == "1" and first[5] == "bm25"
+    lme = workflow / "results" / "lme-fragment" / "runs"
+    line = (lme / "bm25-upstream.retrieval_log.turn.jsonl").read_text().splitlines()[0]
+    entry = pd.read_json(lme / "bm25-upstream.retrieval_log.turn.jsonl", lines=True).iloc[0]
+    assert entry.question_id == "852ce960" and "recall_all@5" in entry.retrieval_results["metrics"]["turn"]
+    assert len(entry.retrieval_results["ranked_items"]) == 197 and '"corpus_id"' in line
+
+
+# Regression pins: split `all`, rounded to 4 decimals.
+PINNED = {
+    ("locomo", "bm25", "evidence_recall@10"): 0.5129,
+    ("locomo", "bm25-upstream", "evidence_recall@10"): 0.3973,
+    ("locomo", "bm25-time", "evidence_recall@10"): 0.5321,
+    ("locomo", "bm25-v2", "evidence_recall@10"): 0.6048,
+    ("locomo", "dense", "evidence_recall@10"): 0.3299,
+    ("locomo", "hybrid", "evidence_recall@10"): 0.5528,
+    ("locomo", "substring", "evidence_recall@10"): 0.4691,
+    ("procedural", "bm25", "nDCG@5"): 0.5564,
+    ("procedural", "bm25-upstream", "nDCG@5"): 0.3999,
+    ("procedural", "bm25-time", "nDCG@5"): 0.5564,
+    ("procedural", "bm25-v2", "nDCG@5"): 0.5747,
+    ("procedural", "dense", "nDCG@5"): 0.4502,
+    ("procedural", "hybrid", "nDCG@5"): 0.5978,
+    ("procedural", "substring", "nDCG@5"): 0.3813,
+    ("procedural", "state-aware", "nDCG@5"): 0.4800,
+    ("procedural", "action-only", "nDCG@5"): 0.5555,
+    ("procedural", "bm25", "upstream/AP"): 0.7086,
+    ("procedural", "state-aware", "AP"): 0.4642,
+    ("procedural", "action-only", "AP"): 0.5248,
+    ("lme-fragment", "bm25-upstream", "session/ndcg_any@10"): 0.5891,
+    ("lme-fragment", "bm25", "session/ndcg_any@10"): 0.7500,
+    ("lme-fragment", "dense", "turn2session/ndcg_any@10"): 0.5967,
+}
+
+
+def test_pinned_headline_figures(workflow):
+    summary = pd.read_parquet(workflow / "results" / "summary.parquet")
+    top = summary[(summary.split == "all") & (summary.group_by == "all")]
+    got = {(r.dataset, r.adapter, r.metric): round(r.mean, 4) for r in top.itertuples()}
+    assert {key: got.get(key) for key in PINNED} == PINNED
+    assert set(top.adapter) == {"bm25", "bm25-upstream", "bm25-time", "bm25-v2", "dense", "hybrid", "substring",
+                                "state-aware", "action-only", "task-words"}
+    counts = top[top.metric == "evidence_recall@10"].set_index("adapter").n
+    assert (counts == 1986).all()
+
+
+def test_summary_and_significance_shape(workflow):
+    summary = pd.read_parquet(workflow / "results" / "summary.parquet")
+    row = summary[(summary.dataset == "locomo") & (summary.adapter == "bm25") & (summary.metric == "evidence_recall@10")]
+    assert set(row.split) == {"all", "tune", "holdout"}
+    assert row[(row.split == "tune") & (row.group_by == "all")].n.iloc[0] == 993
+    assert ((row.ci_lo <= row["mean"]) & (row["mean"] <= row.ci_hi)).all()
+    sig = pd.read_parquet(workflow / "results" / "significance.parquet")
+    assert "bm25" not in set(sig.adapter) and set(sig.baseline) == {"bm25"}
+
+
+def test_rerun_with_nothing_changed_runs_no_job(workflow):
+    done = snakemake(workflow, "-n", "results/report.md")
+    assert done.returncode == 0
+    assert "Nothing to be done" in done.stdout + done.stderr
+
+
+def test_editing_one_adapter_reruns_only_its_chain(workflow):
+    plugin = workflow / "plugins" / "readme_plugin.py"
+    before, stat = plugin.read_bytes(), plugin.stat()
+    try:
+        plugin.write_bytes(before + b"\n# an edit\n")
+        done = snakemake(workflow, "results/report.md", "-n", "--quiet", "rules")
+        text = done.stdout + done.stderr
+        jobs = dict(line.split()[:2] for line in text.splitlines()
+                    if len(line.split()) == 2 and line.split()[1].isdigit())
+        # task-words ranks and scores on all three datasets; its LongMemEval logs, the summary, plots, report
+        assert jobs == {"rank": "3", "score": "3", "retrieval_log": "2", "aggregate": "1", "plots": "3",
+                        "report": "1", "total": "13"}, text
+    finally:
+        plugin.write_bytes(before)
+        os.utime(plugin, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    again = snakemake(workflow, "-n", "results/report.md")
+    assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_html_report(workflow):
+    done = snakemake(workflow, "--report", "results/report.html", "results/report.md")
+    assert done.returncode == 0, done.stderr[-3000:]
+    html = (workflow / "results" / "report.html").read_bytes()
+    assert len(html) > 10_000 and b"locomo_curve.png" in html
+
+
+def test_lint_is_clean(workflow):
+    done = snakemake(workflow, "--lint")
+    assert done.returncode == 0 and "Congratulations" in done.stdout + done.stderr, done.stdout + done.stderr
+
+
+def test_readme_plugin_validates():
+    done = subprocess.run([sys.executable, "-m", "membench.cli", "validate", "tests.example_plugin:TaskWords"],
+                          cwd=REPO, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert done.returncode == 0 and "OK" in done.stdout, done.stdout + done.stderr
+    assert "```python\n# my_memory.py" in (REPO / "README.md").read_text()
