@@ -39,15 +39,21 @@ that line plus all following lines); without an ``INPUT:`` marker it is the firs
 =========  ==================================================================================
 TASK       reply content (a string; JSON replies are compact ``json.dumps`` output)
 =========  ==================================================================================
-facts      ``{"facts": ["<sentence 1>", "<sentence 2>", ...]}`` -- the input split into sentences
-           at ``.``/``!``/``?`` followed by whitespace, and at newlines; stripped, empties dropped,
-           at most 20.
+facts      If the input has numbered turn lines ``[n] <speaker>: <text>`` (lines that follow one without a
+           number continue its text): ``{"facts": [{"fact": "<sentence>", "turns": [n]}, ...]}`` --
+           each turn's text (the ``<speaker>:`` prefix removed) split into sentences, one fact per
+           sentence with the number of its turn, in input order, at most 20. Otherwise
+           ``{"facts": ["<sentence 1>", ...]}`` -- the input split into sentences at ``.``/``!``/``?``
+           followed by whitespace, and at newlines; stripped, empties dropped, at most 20.
 grade      ``{"score": <int 0..10>, "reason": "fake grade <8 hex>"}`` -- score =
            int(sha256(input)) % 11.
 answer     plain text, not JSON: the first sentence of the input, at most 20 words.
-verdict    ``{"correct": <bool>}`` -- if the input has lines ``GOLD: <text>`` and ``ANSWER: <text>``,
-           correct = the case/space/punctuation-normalised gold text is contained in the answer;
-           otherwise correct = the first byte of sha256(input) is even.
+verdict    ``{"correct": <bool>}`` -- if the input has lines ``GOLD: <text>`` and ``ANSWER: <text>``
+           (the answer runs to the end of the input or to the next ``QUESTION:/TYPE:/GOLD:`` line):
+           with a line ``TYPE: unanswerable``, correct = the answer declines (contains one of
+           ``DECLINE_PHRASES``, case-insensitive); else correct = the case/space/punctuation-normalised
+           gold text is contained in the normalised answer. Without GOLD/ANSWER lines, correct = the
+           first byte of sha256(input) is even.
 (none)     plain text ``fake reply <8 hex of sha256(input)>``.
 =========  ==================================================================================
 
@@ -96,6 +102,12 @@ Responder = Callable[[dict], str]
 
 _TASK_RE = re.compile(r"^\s*TASK:\s*([A-Za-z_-]+)\s*$", re.MULTILINE)
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+_TURN_LINE = re.compile(r"^\s*\[(\d+)\]\s?(.*)$")
+_SPEAKER = re.compile(r"^[^:\n]{1,40}:\s+")
+_FIELD = re.compile(r"^\s*(QUESTION|TYPE|GOLD|ANSWER):\s?(.*)$")
+DECLINE_PHRASES = ("not mentioned", "no information", "not available", "don't know", "do not know",
+                   "cannot be answered", "can't be answered", "unanswerable", "not enough information",
+                   "does not say", "doesn't say", "not specified")
 
 
 def _content_text(content: Any) -> str:
@@ -142,24 +154,67 @@ def _norm(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
+def numbered_turns(text: str) -> list[tuple[int, str]]:
+    """``[n] speaker: text`` lines of an input (continuation lines joined), speaker prefix removed."""
+    turns: list[tuple[int, list[str]]] = []
+    for line in text.splitlines():
+        m = _TURN_LINE.match(line)
+        if m:
+            turns.append((int(m.group(1)), [_SPEAKER.sub("", m.group(2), count=1)]))
+        elif turns:
+            turns[-1][1].append(line)
+    return [(n, "\n".join(parts)) for n, parts in turns]
+
+
+def fake_facts(text: str) -> dict:
+    """The facts reply of the default responder (see the module docstring)."""
+    turns = numbered_turns(text)
+    if not turns:
+        return {"facts": _sentences(text)[:20]}
+    facts = [{"fact": s, "turns": [n]} for n, body in turns for s in _sentences(body)]
+    return {"facts": facts[:20]}
+
+
+def verdict_fields(text: str) -> dict[str, str]:
+    """QUESTION/TYPE/GOLD/ANSWER fields of a verdict input; a field runs until the next field line."""
+    fields: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        m = _FIELD.match(line)
+        if m and m.group(1) not in fields:
+            current = m.group(1)
+            fields[current] = [m.group(2)]
+        elif current is not None:
+            fields[current].append(line)
+    return {k: "\n".join(v).strip() for k, v in fields.items()}
+
+
+def fake_verdict(text: str) -> bool | None:
+    """The verdict of the default responder, or None when the input has no GOLD and ANSWER fields."""
+    fields = verdict_fields(text)
+    if "GOLD" not in fields or "ANSWER" not in fields:
+        return None
+    answer = fields["ANSWER"]
+    if fields.get("TYPE", "").strip().lower() == "unanswerable":
+        return any(p in answer.lower() for p in DECLINE_PHRASES)
+    return _norm(fields["GOLD"]) in _norm(answer)
+
+
 def default_responder(body: dict) -> str:
     """Deterministic replies keyed on the prompt's ``TASK:`` marker (see module docstring)."""
     task = prompt_task(body)
     text = prompt_input(body)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     if task == "facts":
-        return json.dumps({"facts": _sentences(text)[:20]})
+        return json.dumps(fake_facts(text))
     if task == "grade":
         return json.dumps({"score": int(digest, 16) % 11, "reason": f"fake grade {digest[:8]}"})
     if task == "answer":
         first = (_sentences(text) or [""])[0]
         return " ".join(first.split()[:20])
     if task == "verdict":
-        gold = re.search(r"^\s*GOLD:\s*(.*)$", text, re.MULTILINE)
-        answer = re.search(r"^\s*ANSWER:\s*(.*)$", text, re.MULTILINE)
-        if gold and answer:
-            correct = _norm(gold.group(1)) in _norm(answer.group(1))
-        else:
+        correct = fake_verdict(text)
+        if correct is None:
             correct = int(digest[:2], 16) % 2 == 0
         return json.dumps({"correct": correct})
     return f"fake reply {digest[:8]}"

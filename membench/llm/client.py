@@ -19,6 +19,12 @@
   ``value is None``) -- never as a parsed answer or score.
 * **Cost and budget** via :class:`~membench.llm.pricing.CostMeter`; over budget, no new paid call is made,
   cache hits are still served, and :class:`BudgetExceeded` carries the clean stop message.
+* **Graceful stop (SIGTERM).** While :meth:`LLMClient.complete_many` runs in the main thread (or inside
+  :meth:`LLMClient.sigterm_guard`), SIGTERM -- how Snakemake and SLURM stop a job -- does not kill the
+  process: no new request is started (queued ones are cancelled, a retry or repair round is not begun),
+  the HTTP calls in flight finish and are written to the cache, and :class:`StopRequested` is raised with
+  the replies gathered so far (``None`` = not made). A rerun repays nothing. :meth:`request_stop` does
+  the same from code.
 * **Secrets.** The API key is only handed to the ``openai`` client. It is never part of a cache key or
   record, and it is redacted from every log message, error text and repr this module produces (including
   error bodies a server echoes back).
@@ -30,11 +36,13 @@ import email.utils
 import logging
 import os
 import random
+import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -48,7 +56,8 @@ from membench.llm.replies import MalformedReply
 
 log = logging.getLogger("membench.llm")
 
-__all__ = ["LLMClient", "Reply", "LLMError", "LLMConfigError", "from_config", "ENV_BASE_URL", "ENV_MODEL"]
+__all__ = ["LLMClient", "Reply", "LLMError", "LLMConfigError", "StopRequested", "from_config", "ENV_BASE_URL",
+           "ENV_MODEL"]
 
 ENV_BASE_URL = "MEMBENCH_LLM_BASE_URL"
 ENV_MODEL = "MEMBENCH_LLM_MODEL"
@@ -66,6 +75,25 @@ class LLMError(RuntimeError):
 
 class LLMConfigError(LLMError):
     """Wrong key, model, URL or missing configuration: every call would fail the same way."""
+
+
+class StopRequested(LLMError):
+    """A stop was requested (SIGTERM or :meth:`LLMClient.request_stop`): no new call was started.
+
+    ``results`` (set by ``complete_many``): the replies in input order, ``None`` for requests not made.
+    Everything that was answered is in the cache, so a rerun continues without repaying.
+    """
+
+    def __init__(self, message: str = "stop requested (SIGTERM): no new model calls were started; the calls "
+                                      "in flight finished and are cached — rerun to continue",
+                 results: list | None = None):
+        self.message = message
+        self.results = results
+        super().__init__(message)
+
+
+class _Stopped(Exception):
+    """Internal: a request that was not (re)started because a stop was requested."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +130,7 @@ class _Outcome:
     finish_reason: str | None = None
     attempts: int = 0
     error: str | None = None  # set when the request failed without a reply
+    stopped: bool = False  # no (further) attempt was made because a stop was requested
 
 
 def safe_url(url: str | None) -> str | None:
@@ -156,6 +185,9 @@ class LLMClient:
         self._locks_guard = threading.Lock()
         self._key_locks: dict[str, threading.Lock] = {}
         self._warned_no_usage = False
+        self._stopping = threading.Event()
+        self._pending: set[Future] = set()
+        self._pending_guard = threading.RLock()
 
         key_source = "argument"
         if api_key is None and api_key_env:
@@ -207,6 +239,46 @@ class LLMClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    # ------------------------------------------------------------------ graceful stop
+    @property
+    def stop_requested(self) -> bool:
+        return self._stopping.is_set()
+
+    def request_stop(self) -> None:
+        """Start no new request; queued requests of a running ``complete_many`` are cancelled.
+
+        For another thread (the SIGTERM handler only sets the flag: a handler must not take locks the
+        interrupted main thread may hold). Calls in flight finish and are cached. A stopped client stays
+        stopped: it still serves cache hits, but makes no new call.
+        """
+        self._stopping.set()
+        with self._pending_guard:
+            pending = list(self._pending)
+        for fut in pending:
+            fut.cancel()  # only succeeds for requests no worker has started
+
+    @contextmanager
+    def sigterm_guard(self) -> Iterator["LLMClient"]:
+        """Within the block, SIGTERM requests a stop (see :meth:`request_stop`) instead of killing the process.
+
+        Installed only in the main thread (Python delivers signals there); the previous handler is
+        restored on exit. ``complete_many`` uses it itself; a stage may wrap all of its work in it.
+        """
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+
+        def on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
+            # only set the flag (Event.set takes a lock the main thread never holds); complete_many's loop
+            # cancels the queued requests, and a worker checks the flag before every HTTP attempt
+            self._stopping.set()
+
+        previous = signal.signal(signal.SIGTERM, on_sigterm)
+        try:
+            yield self
+        finally:
+            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
     def summary(self) -> dict:
         """The meter summary plus cache facts, for the report."""
         out = self.meter.summary()
@@ -221,9 +293,13 @@ class LLMClient:
 
     def complete(self, messages: Sequence[Mapping[str, Any]], stage: str | None = None,
                  parse: Callable[[str], Any] | None = None, **params) -> Reply:
-        """One request, cache first. Raises BudgetExceeded (no paid call made) or LLMConfigError."""
+        """One request, cache first. Raises BudgetExceeded (no paid call made), LLMConfigError, or
+        StopRequested (a stop was requested before the call was made)."""
         stage = stage or self.default_stage
-        return self._complete_one(list(messages), self._clean_params(params), stage, parse)
+        try:
+            return self._complete_one(list(messages), self._clean_params(params), stage, parse)
+        except _Stopped:
+            raise StopRequested() from None
 
     def complete_many(self, requests: Sequence[Any], stage: str | None = None,
                       parse: Callable[[str], Any] | None = None, progress: bool = True, **params) -> list[Reply]:
@@ -233,36 +309,67 @@ class LLMClient:
         override ``**params``. Identical requests are made once. Failures come back as failed Replies.
         If the budget runs out, the remaining uncached requests are not made, cached ones are still
         served, and :class:`BudgetExceeded` is raised at the end with ``.results`` (None = not made).
+        On SIGTERM (or :meth:`request_stop`) no new request is started, the ones in flight finish, and
+        :class:`StopRequested` is raised with ``.results``.
         """
         stage = stage or self.default_stage
         items = [self._normalise_request(r, params, i) for i, r in enumerate(requests)]
         results: list[Reply | None] = [None] * len(items)
+        if self._stopping.is_set():
+            raise StopRequested(results=results)
         budget_stops = 0
         from tqdm import tqdm
 
         pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix=f"llm-{stage}")
         bar = tqdm(total=len(items), desc=f"llm {stage}", unit="req", disable=not progress, file=sys.stderr,
                    leave=False)
+        futures: dict[Future, int] = {}
         try:
-            futures = {pool.submit(self._complete_one, msgs, p, stage, parse): i for i, (msgs, p) in enumerate(items)}
-            for fut in as_completed(futures):
-                i = futures[fut]
-                try:
-                    results[i] = fut.result()
-                except BudgetExceeded:
-                    budget_stops += 1
-                    self.meter.record_budget_stop(stage)
-                bar.update(1)
-                if progress:
-                    st = self.meter.stage(stage)
-                    bar.set_postfix(calls=st["calls"], hits=st["cache_hits"], failed=st["failures"],
-                                    usd=f"{st['cost_usd']:.4f}", refresh=False)
+            with self.sigterm_guard():
+                for i, (msgs, p) in enumerate(items):
+                    if self._stopping.is_set():
+                        break
+                    fut = pool.submit(self._complete_one, msgs, p, stage, parse)
+                    futures[fut] = i
+                    with self._pending_guard:
+                        self._pending.add(fut)
+                    if self._stopping.is_set():  # a stop that raced with this submission
+                        fut.cancel()
+                cancelled = False
+                for fut in as_completed(futures):
+                    i = futures[fut]
+                    with self._pending_guard:
+                        self._pending.discard(fut)
+                    if not cancelled and self._stopping.is_set():
+                        cancelled = True
+                        for other in futures:
+                            other.cancel()  # succeeds only for requests no worker has started
+                    try:
+                        results[i] = fut.result()
+                    except BudgetExceeded:
+                        budget_stops += 1
+                        self.meter.record_budget_stop(stage)
+                    except (CancelledError, _Stopped):
+                        pass
+                    bar.update(1)
+                    if progress:
+                        st = self.meter.stage(stage)
+                        bar.set_postfix(calls=st["calls"], hits=st["cache_hits"], failed=st["failures"],
+                                        usd=f"{st['cost_usd']:.4f}", refresh=False)
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)
             raise
         finally:
+            with self._pending_guard:
+                self._pending.difference_update(futures)
             bar.close()
             pool.shutdown(wait=True)
+        if self._stopping.is_set():
+            made = sum(r is not None for r in results)
+            exc = StopRequested(results=results)
+            log.warning("stage %s: %s (%d of %d requests answered; everything answered is in %s)",
+                        stage, exc.message, made, len(items), self.cache.path)
+            raise exc
         if budget_stops:
             summ = self.meter.summary()
             exc = BudgetExceeded(summ["budget_usd"], summ["spent_usd"], self.meter.paid_calls, results=results,
@@ -349,6 +456,8 @@ class LLMClient:
             total_cost, attempts, malformed = 0.0, 0, 0
             for round_no in range(self.malformed_retries + 1):
                 out = self._call_with_retries(ask, params, stage)
+                if out.stopped:  # nothing (more) was asked: no record, the next run asks again
+                    raise _Stopped()
                 attempts += out.attempts
                 for k in total_usage:
                     total_usage[k] += out.usage.get(k, 0)
@@ -427,6 +536,8 @@ class LLMClient:
         attempt = 0
         while True:
             attempt += 1
+            if self._stopping.is_set():
+                return _Outcome(attempts=attempt - 1, stopped=True)
             self.meter.check(stage)  # raises BudgetExceeded before any paid call
             try:
                 resp = self._openai.chat.completions.create(model=self.model, messages=messages, **params)
@@ -461,7 +572,10 @@ class LLMClient:
             self.meter.record_retry(stage)
             log.warning("stage %s: %s; retry %d/%d in %.2fs%s", stage, reason, attempt, self.max_retries, delay,
                         " (Retry-After)" if retry_after is not None else "")
-            self._sleep(delay)
+            if self._sleep is time.sleep:
+                self._stopping.wait(delay)  # a stop request cuts the backoff short
+            else:
+                self._sleep(delay)
 
     def _outcome(self, resp: Any, stage: str, attempt: int) -> _Outcome:
         usage_obj = getattr(resp, "usage", None)

@@ -1,0 +1,105 @@
+"""Verdicts: is an answer correct? By the benchmark's own rules.
+
+LongMemEval (upstream ``src/evaluation/evaluate_qa.py``, ``get_anscheck_prompt``) judges with a model and a
+rule that depends on the question type; the rules below restate those facts in this project's words:
+
+- single-session-user / single-session-assistant / multi-session (and any other type): correct when the
+  response contains the correct answer, is equivalent to it, or gives all the intermediate steps to it;
+  a response with only a subset of the required information is not correct.
+- temporal-reasoning: the same, and off-by-one errors in a number of days/weeks/months are not penalised.
+- knowledge-update: correct when the response gives the updated answer, even if it also mentions earlier
+  information.
+- single-session-preference: GOLD is a rubric; correct when the response recalls and uses the user's
+  personal information correctly, without having to cover every point of the rubric.
+- abstention (question id ending ``_abs``): GOLD explains why the question cannot be answered; correct when
+  the response identifies the question as unanswerable (says the information is incomplete or not
+  available, or that related information is given but not the asked one).
+
+LoCoMo (upstream ``task_eval/evaluation.py``) has no model judge; its score is token F1
+(:mod:`membench.metrics.qa`). membench adds a model verdict for categories 1-4 (the generic rule above,
+against the ``answer`` field), and scores category 5 (adversarial) exactly as upstream does, without a
+call: correct when the answer contains "no information available" or "not mentioned".
+
+The verdict reply must be ``{"correct": true|false}``; anything else is malformed and never read as a
+verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from membench.llm.prompts import Prompt
+from membench.llm.replies import json_object_parser
+from membench.metrics.qa import adversarial_correct
+
+__all__ = ["RULES", "UNANSWERABLE", "verdict_type", "rules_for", "verdict_messages", "verdict_parser",
+           "rule_verdict", "gold_for"]
+
+UNANSWERABLE = "unanswerable"
+
+_GENERIC = ("The response is correct if it contains the correct answer (GOLD), is equivalent to it, or gives "
+            "all the intermediate steps needed to reach it. If it contains only part of the information GOLD "
+            "requires, or contradicts GOLD, it is not correct.")
+RULES: dict[str, str] = {
+    "default": _GENERIC,
+    "temporal-reasoning": _GENERIC + " Do not penalise off-by-one errors in a number of days, weeks, months "
+                                     "or years (for example 19 days when GOLD says 18).",
+    "knowledge-update": ("The response is correct if it gives the updated answer in GOLD; it may also mention "
+                         "earlier information, as long as the updated answer is the one it gives."),
+    "single-session-preference": ("GOLD is a rubric describing the desired personalised response. The response "
+                                  "is correct if it recalls and uses the user's personal information correctly; "
+                                  "it does not need to cover every point of the rubric."),
+    UNANSWERABLE: ("This question cannot be answered from the conversation history; GOLD explains why. The "
+                   "response is correct only if it identifies the question as unanswerable, for example by "
+                   "saying that the information is incomplete or not mentioned, or that related information is "
+                   "given but not what was asked."),
+}
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (not isinstance(value, str) and pd.isna(value))
+
+
+def verdict_type(kind: str, question: Mapping[str, Any]) -> str:
+    """The TYPE shown to the judge: the question type, or ``unanswerable`` for LongMemEval abstention."""
+    if kind == "longmemeval" and (bool(question.get("is_abstention"))
+                                  or str(question["question_id"]).endswith("_abs")):
+        return UNANSWERABLE
+    qtype = question.get("question_type")
+    return "unknown" if _missing(qtype) else str(qtype)
+
+
+def rules_for(vtype: str) -> str:
+    return RULES.get(vtype, RULES["default"])
+
+
+def gold_for(question: Mapping[str, Any]) -> str | None:
+    """The reference the judge compares against (the ``answer`` field)."""
+    answer = question.get("answer")
+    return None if _missing(answer) else " ".join(str(answer).split())
+
+
+def rule_verdict(kind: str, question: Mapping[str, Any], answer: str) -> bool | None:
+    """A verdict that needs no model (LoCoMo category 5), else None."""
+    category = question.get("category")
+    if kind == "locomo" and not _missing(category) and int(category) == 5:
+        return adversarial_correct(answer)
+    return None
+
+
+def verdict_messages(prompt: Prompt, question: str, vtype: str, gold: str, answer: str) -> list[dict]:
+    return prompt.messages(question=" ".join(str(question).split()), question_type=vtype, gold=gold,
+                           answer=str(answer).strip(), rules=rules_for(vtype))
+
+
+def verdict_parser():
+    """``{"correct": bool}`` -> bool."""
+    check = json_object_parser({"correct": bool})
+
+    def parse(text: str) -> bool:
+        return bool(check(text)["correct"])
+
+    return parse

@@ -1,0 +1,136 @@
+"""facts stage: atomic facts for every distinct session of a LongMemEval or LoCoMo dataset.
+
+``run`` asks the model once per distinct session log (``results/{dataset}/sessions/<key>/events.jsonl``;
+a session shared by many questions is one call, and an identical session elsewhere is a cache hit) and
+writes ``<out_dir>/<session_key>.jsonl`` fact logs plus ``<out_dir>/manifest.json``. ``observations``
+writes LoCoMo's own observation facts in the same format with zero calls. ``SessionStore(dataset_dir,
+facts_dir=out_dir)`` then serves the facts to the fact-augmented adapters (``adapters/facts.py``).
+
+Config (``facts:`` section, all optional)::
+
+    facts:
+      max_turn_chars: 2000        # a longer turn is cut in the prompt (long assistant answers)
+      params: {temperature: 0}    # request parameters of every facts call
+
+Failures never stop the stage: a session whose reply stays malformed (after the client's repair re-ask)
+or whose call fails gets no fact log and is listed under ``failed_sessions``. A budget stop or SIGTERM
+writes the fact logs gathered so far and a manifest with ``status`` "budget"/"interrupted", then raises
+:class:`~membench.report.costs.StageStopped` (non-zero exit); a rerun continues from the call cache.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from membench.errors import InputError
+from membench.facts.extract import (facts_parser, facts_request, fact_records, load_session, render_session,
+                                    session_keys, write_fact_log)
+from membench.facts.observations import write_observations
+from membench.io import atomic_write_text
+from membench.llm.prompts import load_prompt
+from membench.report.costs import StageStopped, call_batch, make_client, write_cost
+
+log = logging.getLogger(__name__)
+
+__all__ = ["DEFAULTS", "KINDS", "run", "observations", "settings"]
+
+KINDS = ("longmemeval", "locomo")
+DEFAULTS: dict[str, Any] = {"max_turn_chars": 2000, "params": {"temperature": 0}}
+
+
+def settings(config: Mapping[str, Any] | None, section: str = "facts",
+             defaults: Mapping[str, Any] = DEFAULTS) -> dict[str, Any]:
+    """A stage's config section over its defaults.
+
+    Keys the stage does not read (e.g. the workflow's ``enabled``/``adapters`` switches) are ignored; they
+    are logged at debug level, since the config schema, not the stage, owns the section's full key list.
+    """
+    given = dict(((config or {}).get(section) or {}))
+    unknown = sorted(set(given) - set(defaults))
+    if unknown:
+        log.debug("%s: keys not read by the stage: %s (it reads %s)", section, ", ".join(unknown),
+                  ", ".join(sorted(defaults)))
+    out = {**defaults, **{k: v for k, v in given.items() if k in defaults}}
+    for key in [k for k in out if k.endswith("params")]:
+        if not isinstance(out[key] or {}, Mapping):
+            raise InputError("config", "must be a mapping of request parameters", field=f"{section}.{key}")
+        out[key] = dict(out[key] or {})
+    return out
+
+
+def run(kind: str, dataset_dir: Path, out_dir: Path, config: Mapping[str, Any], cache_path: Path,
+        cost_path: Path | None = None, *, dataset: str | None = None, progress: bool = True,
+        base_dir: Path | None = None, **client_overrides) -> dict:
+    """Extract facts for every distinct session of ``dataset_dir``; returns the manifest.
+
+    Raises StageStopped (after writing everything gathered) on a budget stop or SIGTERM.
+    """
+    if kind not in KINDS:
+        raise InputError(dataset_dir, f"the facts stage covers {', '.join(KINDS)} sessions, not {kind!r} "
+                                      f"(procedural trajectories are out of scope)")
+    dataset_dir, out_dir = Path(dataset_dir), Path(out_dir)
+    opts = settings(config)
+    prompt = load_prompt("facts", config, base_dir)
+    keys = session_keys(dataset_dir)
+    if not keys:
+        raise InputError(dataset_dir / "sessions", "no session logs (rerun the ingest rule)")
+    sessions = [render_session(k, load_session(dataset_dir, k), opts["max_turn_chars"]) for k in keys]
+    todo = [s for s in sessions if s.n_turns]
+    requests = [facts_request(prompt, s) for s in todo]
+
+    client = make_client(config, cache_path, "facts", **client_overrides)
+    with client, client.sigterm_guard():
+        replies, stop, message = call_batch(client, requests, stage="facts", parse=facts_parser(),
+                                            progress=progress, **opts["params"])
+        source = f"llm:{client.model}"
+        tmp = out_dir.with_name(f".{out_dir.name}.part")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        n_facts, dropped, with_facts = 0, 0, 0
+        failed, not_made = [], []
+        for session, reply in zip(todo, replies):
+            if reply is None:
+                not_made.append(session.key)
+                continue
+            if not reply.ok:
+                failed.append({"session_key": session.key, "error": reply.error or "failed"})
+                continue
+            records, bad_turns = fact_records(session, reply.value, source)
+            dropped += bad_turns
+            n_facts += write_fact_log(tmp / f"{session.key}.jsonl", records)
+            with_facts += bool(records)
+        status = stop or "complete"
+        cost = write_cost(cost_path, client, stage="facts", dataset=dataset, adapter=None, status=status,
+                          message=message, prompts=[prompt.describe()])
+        manifest = {
+            "stage": "facts", "dataset": dataset, "kind": kind, "status": status, "message": message,
+            "source": source, "model": client.model, "prompt": prompt.describe(), "settings": opts,
+            "sessions": len(sessions), "sessions_without_turns": len(sessions) - len(todo),
+            "sessions_asked": len(todo), "sessions_with_facts": with_facts, "facts": n_facts,
+            "failures": len(failed), "failed_sessions": failed, "not_made": len(not_made),
+            "not_made_sessions": not_made, "dropped_turn_numbers": dropped,
+            "cost": {k: cost["summary"].get(k) for k in ("spent_usd", "prior_usd", "total_usd", "budget_usd")}
+                    | {"facts": cost["summary"]["stages"].get("facts", {})},
+        }
+        atomic_write_text(tmp / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
+        shutil.rmtree(out_dir, ignore_errors=True)
+        tmp.replace(out_dir)
+    log.info("facts %s: %d facts for %d of %d sessions; %d failed, %d not made (%s)", dataset or dataset_dir,
+             n_facts, with_facts, len(sessions), len(failed), len(not_made), status)
+    if stop:
+        raise StageStopped("facts", stop, f"{message}; {len(not_made)} of {len(todo)} sessions not processed, "
+                                          f"the {len(todo) - len(not_made)} done are in {out_dir}")
+    return manifest
+
+
+def observations(locomo_json: Path, dataset_dir: Path, out_dir: Path) -> dict:
+    """LoCoMo's own observation facts as fact logs (zero model calls); returns the manifest."""
+    manifest = write_observations(Path(locomo_json), Path(dataset_dir), Path(out_dir))
+    log.info("locomo observations: %d facts in %d sessions; %d of %d dia_id refs unmapped", manifest["facts"],
+             manifest["sessions"], manifest["unmapped_refs"], manifest["refs"])
+    return manifest

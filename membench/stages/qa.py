@@ -1,0 +1,211 @@
+"""qa stage (answer mode, LongMemEval and LoCoMo): answer from an adapter's top-K, judge, score.
+
+``run`` reads the dataset's parsed tables and one adapter's run, asks one answer call per question
+(:mod:`membench.qa.answer`), then one verdict call per answered question (:mod:`membench.qa.verdict`;
+LoCoMo category 5 is decided by upstream's rule, without a call), computes LoCoMo's token F1
+(:mod:`membench.metrics.qa`), and writes:
+
+- ``qa.parquet``: question_id, split, question_type, category, answer, raw_answer, correct (boolean, NA
+  without a verdict), f1 (LoCoMo; NaN elsewhere), status (ok | failed | budget | interrupted),
+  answer_status, verdict_status, verdict_by (llm | rule), n_context, answer_model, verdict_model, error;
+- the per-question score rows (``qa/accuracy``, ``qa/f1``) in the scorer's shape, for the aggregate rule;
+- a cost JSON (meter stages ``qa-answer`` and ``qa-verdict``).
+
+Config (``qa:`` section, all optional)::
+
+    qa:
+      k: 10                        # top-K retrieved items per question
+      granularity: null            # null: session for LongMemEval, turn for LoCoMo
+      max_context_chars: 24000     # context budget; items in rank order, the overflowing one cut
+      order: date                  # date (oldest first, as upstream LongMemEval) | rank
+      expand_rounds: null          # null: true for LongMemEval (turn -> user turn + reply), false for LoCoMo
+      adversarial_choices: true    # LoCoMo cat. 5 asked as upstream's (a)/(b) multiple choice
+      limit: null                  # only the first N questions (benchmark order), e.g. for CI
+      question_ids: null           # or an explicit list of question ids
+      answer_params: {temperature: 0}
+      verdict_params: {temperature: 0}
+
+The answer and verdict calls use clients built for ``llm.stages.qa-answer`` / ``llm.stages.qa-verdict``
+(so the judge may be a different model than the answerer). A budget stop or SIGTERM writes every answer and
+verdict made (the rest with status budget/interrupted), then raises StageStopped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from membench.datasets.registry import GRANULARITIES
+from membench.errors import InputError
+from membench.io import atomic_write_parquet
+from membench.llm.prompts import load_prompt
+from membench.llm.replies import parse_text
+from membench.metrics.qa import locomo_score, qa_rows
+from membench.qa.answer import TurnIndex, answer_messages, question_text, render_context, resolve_choice
+from membench.qa.verdict import gold_for, rule_verdict, verdict_messages, verdict_parser, verdict_type
+from membench.report.costs import StageStopped, call_batch, make_client, write_cost
+from membench.stages.facts import settings
+
+log = logging.getLogger(__name__)
+
+__all__ = ["DEFAULTS", "KINDS", "QA_COLUMNS", "run", "select_questions"]
+
+KINDS = ("longmemeval", "locomo")
+DEFAULTS: dict[str, Any] = {"k": 10, "granularity": None, "max_context_chars": 24000, "order": "date",
+                            "expand_rounds": None, "adversarial_choices": True, "limit": None,
+                            "question_ids": None, "answer_params": {"temperature": 0},
+                            "verdict_params": {"temperature": 0}}
+QA_COLUMNS = {"question_id": "string", "split": "string", "question_type": "string", "category": "Int64",
+              "answer": "string", "raw_answer": "string", "correct": "boolean", "f1": "float64",
+              "status": "string", "answer_status": "string", "verdict_status": "string", "verdict_by": "string",
+              "n_context": "int64", "answer_model": "string", "verdict_model": "string", "error": "string"}
+
+
+def select_questions(questions: pd.DataFrame, opts: Mapping[str, Any]) -> pd.DataFrame:
+    """The questions to answer: all, an explicit id list, and/or the first ``limit`` (benchmark order)."""
+    out = questions.sort_values("index", kind="stable") if "index" in questions else questions
+    ids = opts.get("question_ids")
+    if ids:
+        unknown = sorted(set(map(str, ids)) - set(out.question_id))
+        if unknown:
+            raise InputError("config", f"unknown question id(s): {', '.join(unknown[:5])}", field="qa.question_ids")
+        out = out[out.question_id.isin(set(map(str, ids)))]
+    if opts.get("limit") is not None:
+        out = out.head(int(opts["limit"]))
+    return out
+
+
+def run(kind: str, dataset_dir: Path, run_path: Path, out_path: Path, scores_path: Path | None,
+        config: Mapping[str, Any], cache_path: Path, cost_path: Path | None = None, *, dataset: str | None = None,
+        adapter: str | None = None, progress: bool = True, base_dir: Path | None = None,
+        **client_overrides) -> pd.DataFrame:
+    """Answer, judge and score the questions of ``dataset_dir`` from the run at ``run_path``."""
+    if kind not in KINDS:
+        raise InputError(dataset_dir, f"answer-mode QA covers {', '.join(KINDS)}, not {kind!r}")
+    dataset_dir = Path(dataset_dir)
+    opts = settings(config, "qa", DEFAULTS)
+    k = int(opts["k"])
+    granularity = opts["granularity"] or ("session" if kind == "longmemeval" else "turn")
+    if granularity not in GRANULARITIES[kind]:
+        raise InputError("config", f"{kind} is ranked at {', '.join(GRANULARITIES[kind])}, not {granularity!r}",
+                         field="qa.granularity")
+    expand = opts["expand_rounds"] if opts["expand_rounds"] is not None else kind == "longmemeval"
+    questions = pd.read_parquet(dataset_dir / "questions.parquet")
+    chosen = select_questions(questions, opts)
+    index = TurnIndex(pd.read_parquet(dataset_dir / "turns.parquet"),
+                      pd.read_parquet(dataset_dir / "haystacks.parquet"))
+    ranking = pd.read_parquet(run_path)
+    part = ranking[ranking.granularity == granularity]
+    if part.empty and not ranking.empty:
+        raise InputError(run_path, f"the run has no {granularity!r} rankings (it has "
+                                   f"{', '.join(sorted(ranking.granularity.unique()))}); set qa.granularity")
+    top = {qid: list(g.sort_values("rank").item_id.head(k)) for qid, g in part.groupby("question_id")}
+
+    answer_prompt = load_prompt("answer", config, base_dir)
+    verdict_prompt = load_prompt("verdict", config, base_dir)
+    records = chosen.to_dict("records")
+    requests, keys, n_context, missing_items = [], [], [], 0
+    for q in records:
+        excerpts = []
+        for rank, item in enumerate(top.get(q["question_id"], []), 1):
+            ex = index.excerpt(q["haystack_id"], str(item), granularity, rank, expand)
+            if ex is None:
+                missing_items += 1
+            else:
+                excerpts.append(ex)
+        context, shown = render_context(excerpts, opts["max_context_chars"], opts["order"])
+        text, key = question_text(q, kind, bool(opts["adversarial_choices"]))
+        date = q.get("question_date")
+        requests.append(answer_messages(answer_prompt, context, text, None if pd.isna(date) else date))
+        keys.append(key)
+        n_context.append(shown)
+    if missing_items:
+        log.warning("qa: %d retrieved items are not in turns.parquet; left out of the contexts", missing_items)
+
+    rows = [{"question_id": q["question_id"], "split": q["split"], "question_type": q.get("question_type"),
+             "category": q.get("category"), "answer": None, "raw_answer": None, "correct": pd.NA, "f1": np.nan,
+             "status": None, "answer_status": None, "verdict_status": None, "verdict_by": None,
+             "n_context": n, "answer_model": None, "verdict_model": None, "error": None}
+            for q, n in zip(records, n_context)]
+
+    answer_client = make_client(config, cache_path, "qa-answer", **client_overrides)
+    clients = [answer_client]
+    stop = message = None
+    try:
+        with answer_client.sigterm_guard():
+            replies, stop, message = call_batch(answer_client, requests, stage="qa-answer", parse=parse_text,
+                                                progress=progress, **opts["answer_params"])
+        verdict_todo = []
+        for q, row, reply, key in zip(records, rows, replies, keys):
+            row["answer_model"] = answer_client.model
+            if reply is None:
+                row["answer_status"] = row["status"] = stop
+                continue
+            if not reply.ok:
+                row["answer_status"] = row["status"] = "failed"
+                row["error"] = reply.error
+                continue
+            row["answer_status"] = "ok"
+            row["raw_answer"] = reply.value
+            row["answer"] = answer = resolve_choice(reply.value, key)
+            if kind == "locomo":
+                gold = q.get("answer")
+                if int(q["category"]) == 5 or not (gold is None or pd.isna(gold)):
+                    row["f1"] = locomo_score(int(q["category"]), answer, "" if gold is None or pd.isna(gold) else gold)
+            by_rule = rule_verdict(kind, q, answer)
+            if by_rule is not None:
+                row.update(correct=by_rule, verdict_status="ok", verdict_by="rule", status="ok")
+                continue
+            gold = gold_for(q)
+            if gold is None:
+                row.update(verdict_status="failed", status="failed", error="no gold answer to judge against")
+                continue
+            verdict_todo.append((row, verdict_messages(verdict_prompt, q["question"], verdict_type(kind, q),
+                                                       gold, answer)))
+
+        if verdict_todo and stop is None:
+            verdict_client = make_client(config, cache_path, "qa-verdict", **client_overrides)
+            clients.append(verdict_client)
+            with verdict_client.sigterm_guard():
+                vreplies, stop, message = call_batch(verdict_client, [m for _, m in verdict_todo], stage="qa-verdict",
+                                                     parse=verdict_parser(), progress=progress,
+                                                     **opts["verdict_params"])
+            for (row, _), reply in zip(verdict_todo, vreplies):
+                row["verdict_model"] = verdict_client.model
+                row["verdict_by"] = "llm"
+                if reply is None:
+                    row["verdict_status"] = row["status"] = stop
+                elif not reply.ok:
+                    row.update(verdict_status="failed", status="failed", error=reply.error)
+                else:
+                    row.update(correct=bool(reply.value), verdict_status="ok", status="ok")
+        else:
+            for row, _ in verdict_todo:  # the answer batch was stopped: no verdict call is started
+                row["verdict_status"] = row["status"] = stop
+
+        out = pd.DataFrame(rows, columns=list(QA_COLUMNS)).astype(QA_COLUMNS)
+        atomic_write_parquet(out, Path(out_path))
+        if scores_path is not None:
+            atomic_write_parquet(qa_rows(out, questions), Path(scores_path))
+        status = stop or "complete"
+        write_cost(cost_path, clients, stage="qa", dataset=dataset, adapter=adapter, status=status, message=message,
+                   prompts=[answer_prompt.describe(), verdict_prompt.describe()],
+                   extra={"k": k, "granularity": granularity, "questions": len(out),
+                          "answered": int((out.answer_status == "ok").sum()),
+                          "judged": int(out.correct.notna().sum())})
+    finally:
+        for c in clients:
+            c.close()
+    judged = out.correct.dropna()
+    log.info("qa %s/%s: %d questions, %d answered, %d judged, accuracy %s (%s)", dataset, adapter, len(out),
+             int((out.answer_status == "ok").sum()), len(judged),
+             f"{judged.mean():.4f}" if len(judged) else "n/a", status)
+    if stop:
+        raise StageStopped("qa", stop, f"{message}; {int((out.status == stop).sum())} of {len(out)} questions "
+                                       f"without an answer or verdict (written with status {stop!r} to {out_path})")
+    return out
