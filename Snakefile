@@ -1,5 +1,5 @@
 # membench: benchmark how well agent-memory systems retrieve the right piece of an agent's past.
-# Stages: download -> parse -> ingest -> rank -> score -> aggregate -> report (see README.md).
+# Stages: download -> parse -> ingest -> [facts] -> rank -> score -> [judge, qa] -> aggregate -> report (README.md).
 
 from snakemake.utils import min_version
 
@@ -13,8 +13,11 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/download.smk"
 include: "workflow/rules/parse.smk"
 include: "workflow/rules/ingest.smk"
+include: "workflow/rules/facts.smk"
 include: "workflow/rules/rank.smk"
 include: "workflow/rules/score.smk"
+include: "workflow/rules/judge.smk"
+include: "workflow/rules/qa.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -63,8 +63,12 @@ def compare(dataset: str, adapter: str, baseline: str, scores: pd.DataFrame, bas
 
 def aggregate(score_files: Iterable[tuple[str, str, Path]], baseline: str, resamples: int = 10000,
               seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """score_files: (dataset, adapter, path). Returns (summary, significance)."""
-    loaded = {(d, a): pd.read_parquet(p) for d, a, p in score_files}
+    """score_files: (dataset, adapter, path), several paths per pair allowed (retrieval, extended-pool and
+    QA scores carry distinct metric names). Returns (summary, significance)."""
+    parts: dict[tuple[str, str], list[pd.DataFrame]] = {}
+    for d, a, p in score_files:
+        parts.setdefault((d, a), []).append(pd.read_parquet(p))
+    loaded = {key: pd.concat(frames, ignore_index=True) for key, frames in parts.items()}
     summary, significance = [], []
     for (dataset, adapter), scores in loaded.items():
         summary += summarize(dataset, adapter, scores, resamples, seed)

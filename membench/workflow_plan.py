@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from membench.adapters.base import Adapter
-from membench.adapters.registry import resolve
+from membench.adapters.registry import facts_base, resolve
 from membench.adapters.retrieval_system import RetrievalSystemAdapter
 from membench.datasets.registry import GRANULARITIES
 
@@ -20,6 +20,11 @@ def adapter_runs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
     for name, spec in config["adapters"].items():
         if spec.get("enabled", True):
             runs[name] = {"adapter": spec.get("adapter") or name, "params": dict(spec.get("params") or {})}
+    if config["facts"]["source"] != "none":
+        for base in config["facts"]["adapters"]:
+            if base not in runs:
+                raise ValueError(f"facts.adapters names {base!r}, which is not an enabled adapter run")
+            runs[f"{base}+facts"] = {"adapter": f"{runs[base]['adapter']}+facts", "params": runs[base]["params"]}
     if config["baseline"] not in runs:
         raise ValueError(f"the baseline adapter {config['baseline']!r} is not among the enabled adapters "
                          f"({', '.join(runs)})")
@@ -31,11 +36,42 @@ def granularities_of(spec: str) -> tuple[str, ...]:
     return tuple(cls.granularities if issubclass(cls, Adapter) else RetrievalSystemAdapter.granularities)
 
 
+def facts_source(config: dict[str, Any], dataset: str) -> str | None:
+    """Which fact logs a dataset gets: LoCoMo's own observations, model-extracted facts, or none."""
+    source, kind = config["facts"]["source"], config["datasets"][dataset]["kind"]
+    if source == "observation" and kind == "locomo":
+        return "observation"
+    if source == "llm" and kind in ("longmemeval", "locomo"):
+        return "llm"
+    return None
+
+
 def runs_for(config: dict[str, Any], datasets: list[str], adapters: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
+    """(dataset, run) pairs: granularities must meet, and a fact-augmented run needs the dataset's facts."""
     pairs = []
     for dataset in datasets:
         wanted = set(GRANULARITIES[config["datasets"][dataset]["kind"]])
         for name, run in adapters.items():
+            if facts_base(run["adapter"]) and not facts_source(config, dataset):
+                continue
             if wanted & set(granularities_of(run["adapter"])):
                 pairs.append((dataset, name))
     return pairs
+
+
+def judged_runs(config: dict[str, Any], runs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(dataset, run) pairs whose top k the Procedural judge grades."""
+    if not config["judge"]["enabled"]:
+        return []
+    chosen = set(config["judge"]["adapters"])
+    return [(d, a) for d, a in runs
+            if config["datasets"][d]["kind"] == "procedural" and (not chosen or a in chosen)]
+
+
+def qa_runs(config: dict[str, Any], runs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(dataset, run) pairs answered in QA mode (LongMemEval and LoCoMo)."""
+    if not config["qa"]["enabled"]:
+        return []
+    chosen = set(config["qa"]["adapters"])
+    return [(d, a) for d, a in runs
+            if config["datasets"][d]["kind"] in ("longmemeval", "locomo") and a in chosen]

@@ -6,7 +6,7 @@ from membench.io import atomic_write_parquet
 from membench.logs import log_to
 
 with log_to(snakemake.log[0]):
-    files = [(d, a, Path(p)) for (d, a), p in zip(snakemake.params.runs, snakemake.input.scores)]
+    files = [(d, a, Path(p)) for (d, a), p in zip(snakemake.params.score_keys, snakemake.input.scores)]
     summary, significance = aggregate(files, snakemake.params.baseline, snakemake.params.resamples,
                                       snakemake.params.seed)
     atomic_write_parquet(summary, Path(snakemake.output.summary))

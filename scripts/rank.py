@@ -8,4 +8,5 @@ with log_to(snakemake.log[0]):
     out = snakemake.output
     rank.run(snakemake.params.kind, Path(snakemake.input.queries).parent.parent, snakemake.params.spec,
              dict(snakemake.params.adapter_params), snakemake.params.depth, Path(out.run), Path(out.trec),
-             Path(out.meta), Path(snakemake.params.embeddings), snakemake.wildcards.adapter)
+             Path(out.meta), Path(snakemake.params.embeddings), snakemake.wildcards.adapter,
+             Path(snakemake.input.facts[0]) if snakemake.input.facts else None)

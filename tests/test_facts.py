@@ -156,7 +156,7 @@ def test_bm25_plus_facts_differs_only_through_fact_text(ingested, tmp_path):
     assert manifest["facts"] == 1 and manifest["sessions_with_facts"] == 1
 
     with_facts = SessionStore(folder, user_turns_only=True, facts_dir=tmp_path / "facts")
-    plain, augmented = load_adapter("bm25", {}), FactsAdapter(base="bm25")
+    plain, augmented = load_adapter("bm25", {}), FactsAdapter(load_adapter("bm25", {}))
     assert augmented.name == "bm25+facts" and augmented.needs_facts
     assert augmented.granularities == plain.granularities and augmented.uses_metadata == ()
     assert augmented.config() == {"base": "bm25", "base_config": plain.config(), "with_facts": True}

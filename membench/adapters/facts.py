@@ -10,7 +10,8 @@ The facts come from the facts stage (model-extracted, ``results/{dataset}/facts/
 from the dataset's own observations (``.../facts/observation``); the rank stage passes that folder to
 ``SessionStore(..., facts_dir=...)``. Without facts in the haystack it ranks exactly like the base.
 
-Parameters: ``base`` (adapter name or ``module:Class``, default ``bm25``) and the base's own parameters.
+Loaded as ``<base>+facts`` (e.g. ``bm25+facts``, ``my_memory:MySystem+facts``): the registry loads the base
+with the run's parameters and wraps it.
 """
 
 from __future__ import annotations
@@ -28,18 +29,16 @@ class FactsAdapter(Adapter):
     name = "bm25+facts"
     needs_facts = True
 
-    def __init__(self, base: str = "bm25", **base_params: Any):
-        from membench.adapters.registry import load_adapter  # late: the registry imports this module
-
-        if not isinstance(base, str) or not base:
-            raise ValueError("the facts adapter needs `base`: the name of the adapter to wrap")
-        self.base = load_adapter(base, base_params)
-        if getattr(self.base, "needs_facts", False):
-            raise ValueError(f"base adapter {base!r} already adds facts")
-        super().__init__(base=base, **base_params)
-        self.name = f"{self.base.name}+facts"
-        self.granularities = tuple(self.base.granularities)
-        self.uses_metadata = tuple(self.base.uses_metadata)
+    def __init__(self, base: Adapter, base_name: str | None = None):
+        if not isinstance(base, Adapter):
+            raise ValueError("the facts adapter wraps a loaded adapter; name it as '<adapter>+facts' in config")
+        if getattr(base, "needs_facts", False):
+            raise ValueError(f"base adapter {base.name!r} already adds facts")
+        self.base = base
+        super().__init__(base=base_name or base.name)
+        self.name = f"{base.name}+facts"
+        self.granularities = tuple(base.granularities)
+        self.uses_metadata = tuple(base.uses_metadata)
 
     def config(self) -> dict[str, Any]:
         return {"base": self.params["base"], "base_config": self.base.config(), "with_facts": True}

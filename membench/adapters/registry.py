@@ -82,10 +82,22 @@ def _import(module_name: str):
         return importlib.import_module(module_name)
 
 
+FACTS_SUFFIX = "+facts"
+
+
+def facts_base(spec: str) -> str | None:
+    """`bm25+facts` -> `bm25`: the adapter a fact-augmented spec wraps (None for other specs)."""
+    return spec[: -len(FACTS_SUFFIX)] if spec.endswith(FACTS_SUFFIX) and len(spec) > len(FACTS_SUFFIX) else None
+
+
 def resolve(spec: str) -> type:
     """The class a spec names (imports the plugin module)."""
     if spec in BUILTINS:
         return BUILTINS[spec]
+    if facts_base(spec):
+        from membench.adapters.facts import FactsAdapter
+
+        return FactsAdapter
     module_name, qualname = _split(spec)
     try:
         module = _import(module_name)
@@ -107,7 +119,9 @@ def load_adapter(spec: str, params: Mapping[str, Any] | None = None, context: An
     """An adapter instance for a built-in name or a `module:Class` plugin, configured with `params`."""
     cls = resolve(spec)
     params = dict(params or {})
-    if issubclass(cls, Adapter):
+    if facts_base(spec):
+        adapter = cls(load_adapter(facts_base(spec), params, context), facts_base(spec))
+    elif issubclass(cls, Adapter):
         adapter = cls(**params)
     elif is_retrieval_system(cls):
         adapter = RetrievalSystemAdapter(cls, spec, **params)
@@ -135,6 +149,9 @@ def adapter_source_files(spec: str) -> list[Path]:
     A `RetrievalSystem` plugin also depends on the wrapper module and what it imports. Parent package
     `__init__.py` files are included only when imported by name.
     """
+    if facts_base(spec):
+        own = _closure("membench.adapters.facts", [_MEMBENCH_DIR])
+        return sorted(set(own) | set(adapter_source_files(facts_base(spec))))
     module_name = _module_of(spec)
     origin = _spec_origin(module_name)
     if origin is None:

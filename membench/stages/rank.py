@@ -30,9 +30,11 @@ def granularities_for(kind: str, adapter) -> list[str]:
     return [g for g in GRANULARITIES[kind] if g in adapter.granularities]
 
 
-def rank_dataset(kind: str, dataset_dir: Path, adapter, depth: int) -> pd.DataFrame:
-    """Rank every query; returns the run with benchmark item ids."""
-    store = SessionStore(dataset_dir, user_turns_only=USER_TURNS_ONLY[kind])
+def rank_dataset(kind: str, dataset_dir: Path, adapter, depth: int, facts_dir: Path | None = None) -> pd.DataFrame:
+    """Rank every query; returns the run with benchmark item ids. `facts_dir` feeds fact-augmented adapters."""
+    if getattr(adapter, "needs_facts", False) and facts_dir is None:
+        raise ValueError(f"adapter {adapter.name!r} ranks over facts, but no fact logs were given")
+    store = SessionStore(dataset_dir, user_turns_only=USER_TURNS_ONLY[kind], facts_dir=facts_dir)
     items = pd.read_parquet(dataset_dir / "maps" / "item_map.parquet")
     names = {g: dict(zip(part.opaque_id, part.item_id)) for g, part in items.groupby("granularity")}
     names["trajectory"] = names["session"]
@@ -59,15 +61,17 @@ def write_trec(run: pd.DataFrame, path: Path, tag: str) -> None:
 
 
 def run(kind: str, dataset_dir: Path, spec: str, params: dict[str, Any], depth: int, run_path: Path,
-        trec_path: Path, meta_path: Path, embedding_cache_dir: Path | None, name: str) -> pd.DataFrame:
+        trec_path: Path, meta_path: Path, embedding_cache_dir: Path | None, name: str,
+        facts_dir: Path | None = None) -> pd.DataFrame:
     adapter = load_adapter(spec, params, {"embedding_cache_dir": embedding_cache_dir})
-    result = rank_dataset(kind, Path(dataset_dir), adapter, depth)
+    result = rank_dataset(kind, Path(dataset_dir), adapter, depth, facts_dir)
     if result.empty:
         raise ValueError(f"adapter {name!r} ranked nothing on a {kind} dataset (granularities "
                          f"{list(adapter.granularities)} vs {list(GRANULARITIES[kind])})")
     meta = {"name": name, "adapter": spec, "class": f"{type(adapter).__module__}.{type(adapter).__qualname__}",
             "config": adapter.config(), "uses_metadata": list(adapter.uses_metadata),
-            "granularities": granularities_for(kind, adapter), "depth": "full" if kind in FULL_DEPTH_KINDS else depth}
+            "granularities": granularities_for(kind, adapter), "depth": "full" if kind in FULL_DEPTH_KINDS else depth,
+            "facts": str(facts_dir) if facts_dir else None}
     atomic_write_parquet(result, run_path)
     write_trec(result, trec_path, name)
     atomic_write_text(meta_path, json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")

@@ -30,12 +30,15 @@ def dataset_source(wildcards):
 
 # ---------------------------------------------------------------- adapters
 
-from membench.adapters.registry import adapter_source_files, adapter_version
-from membench.workflow_plan import adapter_runs, runs_for
+from membench.adapters.registry import adapter_source_files, adapter_version, facts_base
+from membench.workflow_plan import adapter_runs, facts_source, judged_runs, qa_runs, runs_for
 
 ADAPTERS = adapter_runs(config)
 RUNS = runs_for(config, DATASETS, ADAPTERS)
+JUDGED = judged_runs(config, RUNS)
+ANSWERED = qa_runs(config, RUNS)
 EMBEDDINGS = config["embeddings_dir"]
+LLM_CACHE = config["llm_cache"]
 
 
 wildcard_constraints:
@@ -52,6 +55,35 @@ def adapter_params(wildcards):
 
 def adapter_sources(wildcards):
     return [str(p) for p in adapter_source_files(adapter_spec(wildcards))]
+
+
+def rank_facts(wildcards):
+    """The fact logs a fact-augmented run reads (none for other runs)."""
+    if not facts_base(adapter_spec(wildcards)):
+        return []
+    return [f"results/{wildcards.dataset}/facts/{facts_source(config, wildcards.dataset)}"]
+
+
+def score_files(wildcards=None):
+    """Every per-question score file the aggregate reads: retrieval, extended-pool and QA scores."""
+    return (
+        run_files("results/{dataset}/scores/{adapter}.parquet")
+        + [f"results/{d}/scores/{a}.extended.parquet" for d, a in JUDGED]
+        + [f"results/{d}/qa/{a}.scores.parquet" for d, a in ANSWERED]
+    )
+
+
+def score_keys():
+    """(dataset, adapter) of each file in score_files(), in the same order."""
+    return RUNS + JUDGED + ANSWERED
+
+
+def cost_files():
+    return (
+        [f"results/{d}/costs/facts.json" for d in DATASETS if facts_source(config, d) == "llm"]
+        + [f"results/{d}/costs/judge-{a}.json" for d, a in JUDGED]
+        + [f"results/{d}/costs/qa-{a}.json" for d, a in ANSWERED]
+    )
 
 
 def run_files(pattern):

@@ -8,6 +8,7 @@ rule rank:
         haystacks="results/{dataset}/view/haystacks.parquet",
         item_map="results/{dataset}/maps/item_map.parquet",
         query_map="results/{dataset}/maps/query_map.parquet",
+        facts=rank_facts,
         code=adapter_sources,
     output:
         run="results/{dataset}/runs/{adapter}.parquet",

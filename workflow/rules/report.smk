@@ -26,11 +26,18 @@ rule report:
         metas=run_files("results/{dataset}/runs/{adapter}.json"),
         plots=expand("results/plots/{dataset}_{kind}.png", dataset=DATASETS, kind=["curve", "groups"]),
         logs=longmemeval_logs(),
+        qa=[f"results/{d}/qa/{a}.parquet" for d, a in ANSWERED],
+        official=[f"results/{d}/scores/{a}.parquet" for d, a in JUDGED],
+        extended=[f"results/{d}/scores/{a}.extended.parquet" for d, a in JUDGED],
+        judgments=[f"results/{d}/judgments/{a}.parquet" for d, a in JUDGED],
+        costs=cost_files(),
     output:
         report=report("results/report.md", category="Report", caption="../report/report.rst"),
     params:
         datasets={d: config["datasets"][d]["kind"] for d in DATASETS},
         runs=RUNS,
+        answered=ANSWERED,
+        judged=JUDGED,
         baseline=config["baseline"],
         config=config,
         code=module_version("membench.report.build"),

@@ -44,12 +44,12 @@ rule retrieval_log:
 
 rule aggregate:
     input:
-        scores=run_files("results/{dataset}/scores/{adapter}.parquet"),
+        scores=score_files(),
     output:
         summary="results/summary.parquet",
         significance="results/significance.parquet",
     params:
-        runs=RUNS,
+        score_keys=score_keys(),
         baseline=config["baseline"],
         resamples=config["report"]["bootstrap_resamples"],
         seed=config["report"]["seed"],

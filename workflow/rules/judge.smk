@@ -1,0 +1,43 @@
+# Procedural judge: grade unlabelled trajectories in a run's top k; score over labels + pooled judgments.
+
+
+rule judge:
+    input:
+        run="results/{dataset}/runs/{adapter}.parquet",
+        questions="results/{dataset}/questions.parquet",
+        turns="results/{dataset}/turns.parquet",
+        qrels="results/{dataset}/qrels.parquet",
+    output:
+        judgments="results/{dataset}/judgments/{adapter}.parquet",
+        cost="results/{dataset}/costs/judge-{adapter}.json",
+    params:
+        config=lambda w: {k: config[k] for k in ("llm", "judge")},
+        cache=LLM_CACHE,
+        code=module_version("membench.stages.judge"),
+    resources:
+        llm=1,
+    log:
+        "logs/judge/{dataset}/{adapter}.log",
+    benchmark:
+        "benchmarks/judge/{dataset}/{adapter}.tsv"
+    conda:
+        ENV
+    script:
+        "../../scripts/judge.py"
+
+
+rule score_extended:
+    input:
+        run="results/{dataset}/runs/{adapter}.parquet",
+        questions="results/{dataset}/questions.parquet",
+        judgments=lambda w: [f"results/{d}/judgments/{a}.parquet" for d, a in JUDGED if d == w.dataset],
+    output:
+        scores="results/{dataset}/scores/{adapter}.extended.parquet",
+    params:
+        code=module_version("membench.stages.judge"),
+    log:
+        "logs/score_extended/{dataset}/{adapter}.log",
+    conda:
+        ENV
+    script:
+        "../../scripts/score_extended.py"

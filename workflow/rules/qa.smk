@@ -1,0 +1,27 @@
+# Answer mode: answer each question from a run's top k, judge the answer against the gold answer.
+
+
+rule qa:
+    input:
+        run="results/{dataset}/runs/{adapter}.parquet",
+        questions="results/{dataset}/questions.parquet",
+        turns="results/{dataset}/turns.parquet",
+    output:
+        qa="results/{dataset}/qa/{adapter}.parquet",
+        scores="results/{dataset}/qa/{adapter}.scores.parquet",
+        cost="results/{dataset}/costs/qa-{adapter}.json",
+    params:
+        kind=lambda w: dataset_spec(w)["kind"],
+        config=lambda w: {k: config[k] for k in ("llm", "qa")},
+        cache=LLM_CACHE,
+        code=module_version("membench.stages.qa"),
+    resources:
+        llm=1,
+    log:
+        "logs/qa/{dataset}/{adapter}.log",
+    benchmark:
+        "benchmarks/qa/{dataset}/{adapter}.tsv"
+    conda:
+        ENV
+    script:
+        "../../scripts/qa.py"
