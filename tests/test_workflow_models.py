@@ -1,0 +1,112 @@
+"""The whole pipeline with every model stage on, against a real OpenAI-compatible server on loopback:
+facts, fact-augmented ranking, the Procedural judge and answer-mode QA, on the real data (QA on a subset).
+A second run from an empty results folder must pay for nothing: the call cache answers everything."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO
+from openai_server import FakeOpenAIServer
+
+pytestmark = pytest.mark.slow
+KEY = "sk-membench-test-SECRET-7f3a9c"
+
+
+def snakemake(work: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, HF_HUB_OFFLINE="1", OPENAI_API_KEY=KEY, PYTHONPATH=str(REPO))
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work), *args,
+           "--configfile", str(REPO / "config.yaml"), str(work / "models.yaml")]
+    return subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=1800)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeOpenAIServer() as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory, server, locomo_dir, procedural_dir, longmemeval_dir, embedding_dir):
+    work = tmp_path_factory.mktemp("models")
+    config = {
+        "embeddings_dir": str(embedding_dir),
+        "llm_cache": str(work / "cache" / "calls.jsonl"),
+        "datasets": {
+            "longmemeval-s": {"kind": "longmemeval", "enabled": False},
+            "lme-fragment": {"kind": "longmemeval", "path": str(longmemeval_dir)},
+            "locomo": {"kind": "locomo", "path": str(locomo_dir)},
+            "procedural": {"kind": "procedural", "path": str(procedural_dir)},
+        },
+        "adapters": {name: {"enabled": False} for name in
+                     ("bm25-upstream", "bm25-time", "bm25-v2", "hybrid", "substring", "action-only")},
+        "llm": {"model": "fake-model", "base_url": server.url, "concurrency": 4, "timeout": 10,
+                "prices": {"fake-model": {"input_per_1m": 0.5, "output_per_1m": 1.5}}, "budget_usd": 100.0},
+        "facts": {"source": "llm", "adapters": ["bm25"]},
+        "judge": {"enabled": True, "k": 10, "adapters": ["bm25", "state-aware"]},
+        "qa": {"enabled": True, "adapters": ["bm25"], "k": 5, "limit": 20},
+        "report": {"bootstrap_resamples": 1000},
+    }
+    (work / "models.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    done = snakemake(work, "--cores", "2", "results/report.md")
+    assert done.returncode == 0, done.stderr[-5000:]
+    return work
+
+
+def test_report_shows_model_stages_and_costs(work):
+    report = (work / "results" / "report.md").read_text(encoding="utf-8")
+    for part in ("## Model-call stages", "### Answer-mode QA", "### Procedural: official labels vs the LLM-judge",
+                 "### Model-call costs", "bm25+facts"):
+        assert part in report, part
+    costs = report[report.index("### Model-call costs"):]
+    for stage in ("facts", "judge", "qa-answer", "qa-verdict"):
+        assert f"| {stage}" in costs, stage
+
+
+def test_every_call_was_made_once(work, server):
+    turns = pd.read_parquet(work / "results" / "locomo" / "turns.parquet")
+    lme = pd.read_parquet(work / "results" / "lme-fragment" / "turns.parquet")
+    assert server.by_task["facts"] == turns.session_key.nunique() + lme.session_key.nunique() == 272 + 80
+    assert max(server.by_hash.values()) == 1  # no prompt was ever sent twice
+    qa = pd.read_parquet(work / "results" / "locomo" / "qa" / "bm25.parquet")
+    assert len(qa) == 20 and (qa.status == "ok").all()
+    judged = pd.concat(pd.read_parquet(p) for p in (work / "results" / "procedural" / "judgments").glob("*.parquet"))
+    assert (judged.status == "ok").all() and judged.score.between(0, 10).all()
+
+
+def test_fact_runs_use_the_facts(work):
+    plain = pd.read_parquet(work / "results" / "locomo" / "runs" / "bm25.parquet")
+    facts = pd.read_parquet(work / "results" / "locomo" / "runs" / "bm25+facts.parquet")
+    assert len(plain) == len(facts) and not plain.item_id.equals(facts.item_id)
+    summary = pd.read_parquet(work / "results" / "summary.parquet")
+    metrics = set(summary[summary.dataset == "procedural"].metric)
+    assert {"extended/nDCG@10", "extended/judged@10", "judged@10"} <= metrics
+    ext = summary[(summary.dataset == "procedural") & (summary.metric == "extended/judged@10") & (summary.split == "all")
+                  & (summary.group_by == "all") & (summary.adapter == "bm25")]
+    assert ext["mean"].iloc[0] == 1.0  # every top-10 item is labelled or judged after the judge stage
+
+
+def test_rerun_from_empty_results_pays_nothing(work, server):
+    before = server.total
+    report = (work / "results" / "report.md").read_text(encoding="utf-8")
+    shutil.rmtree(work / "results")
+    done = snakemake(work, "--cores", "2", "results/report.md")
+    assert done.returncode == 0, done.stderr[-5000:]
+    assert server.total == before
+    again = (work / "results" / "report.md").read_text(encoding="utf-8")
+    strip = lambda text: text[text.index("### Answer-mode QA"):text.index("### Model-call costs")]  # noqa: E731
+    assert strip(again) == strip(report)
+
+
+def test_no_key_in_any_file(work):
+    for path in work.rglob("*"):
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path
