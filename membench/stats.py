@@ -29,28 +29,31 @@ def _block_rows(n: int) -> int:
     return max(1, _BLOCK_ELEMENTS // max(n, 1))
 
 
-def bootstrap_means(values: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Means of ``n_resamples`` resamples (with replacement, same size) of ``values``."""
-    n = values.size
+def _in_blocks(n_resamples: int, n: int, draw) -> np.ndarray:
+    """Fill `n_resamples` statistics block by block (memory stays bounded); `draw(rows)` gives one block."""
     out = np.empty(n_resamples, dtype=float)
     rows = _block_rows(n)
     for start in range(0, n_resamples, rows):
         stop = min(start + rows, n_resamples)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        out[start:stop] = values[idx].mean(axis=1)
+        out[start:stop] = draw(stop - start)
     return out
+
+
+def bootstrap_means(values: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Means of ``n_resamples`` resamples (with replacement, same size) of ``values``."""
+    n = values.size
+    return _in_blocks(n_resamples, n, lambda rows: values[rng.integers(0, n, size=(rows, n))].mean(axis=1))
 
 
 def signflip_means(diffs: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     """Means of ``diffs`` under ``n_resamples`` independent random sign flips of every entry."""
     n = diffs.size
-    out = np.empty(n_resamples, dtype=float)
-    rows = _block_rows(n)
-    for start in range(0, n_resamples, rows):
-        stop = min(start + rows, n_resamples)
-        signs = rng.integers(0, 2, size=(stop - start, n), dtype=np.int8) * 2 - 1
-        out[start:stop] = (signs @ diffs) / n
-    return out
+
+    def draw(rows: int) -> np.ndarray:
+        signs = rng.integers(0, 2, size=(rows, n), dtype=np.int8) * 2 - 1
+        return (signs @ diffs) / n
+
+    return _in_blocks(n_resamples, n, draw)
 
 
 def bootstrap_ci(

@@ -70,3 +70,26 @@ def ingested(parsed, tmp_path_factory):
 def embedding_dir(tmp_path_factory):
     """One embedding cache for the whole test session: a text is embedded once across tests."""
     return tmp_path_factory.mktemp("embeddings")
+
+
+def real_datasets(longmemeval_dir: Path, locomo_dir: Path, procedural_dir: Path) -> dict:
+    """The `datasets:` config of an end-to-end test: the three real copies, the download default off."""
+    return {
+        "longmemeval-s": {"kind": "longmemeval", "enabled": False},
+        "lme-fragment": {"kind": "longmemeval", "path": str(longmemeval_dir)},
+        "locomo": {"kind": "locomo", "path": str(locomo_dir)},
+        "procedural": {"kind": "procedural", "path": str(procedural_dir)},
+    }
+
+
+def run_snakemake(work: Path, config_file: Path, *args: str, pythonpath: tuple[Path, ...] = (),
+                  env: dict | None = None):
+    """Run the workflow in `work` (as its own working directory) with config.yaml + `config_file`."""
+    import subprocess
+    import sys
+
+    full_env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=os.pathsep.join(map(str, (*pythonpath, REPO))),
+                    **(env or {}))
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work), *args,
+           "--configfile", str(REPO / "config.yaml"), str(config_file)]
+    return subprocess.run(cmd, cwd=work, env=full_env, capture_output=True, text=True, timeout=1800)

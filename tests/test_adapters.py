@@ -23,6 +23,7 @@ from membench.adapters.retrieval_system import RetrievalSystemAdapter, Trajector
 from membench.adapters.state_aware import StateAwareAdapter
 from membench.adapters.substring import SubstringAdapter
 from membench.embeddings import EmbeddingCache
+from membench.sessions.build import trajectory_session
 from membench.sessions.view import Event, Haystack, Query, Session
 from membench.text import stem
 
@@ -37,19 +38,12 @@ def turns_haystack(texts, stamps=None, prefix=""):
         for i, (text, stamp) in enumerate(zip(texts, stamps))))
 
 
-def trajectory(sid, task, steps):
-    events = [Event(f"{sid}-task", "task", "user", task)]
-    events += [Event(f"{sid}-{i}", "step", "environment", f"{s} {a}", state=s, action=a)
-               for i, (s, a) in enumerate(steps, 1)]
-    return Session(sid, None, tuple(events))
-
-
 PROCEDURAL = Haystack((
-    trajectory("t0", "put a clean mug in coffeemachine.", [
+    trajectory_session("t0", "put a clean mug in coffeemachine.", [
         ("You are in the kitchen.", "go to countertop 1"),
         ("On the countertop 1, you see a mug 1.", "take mug 1 from countertop 1")]),
-    trajectory("t1", "heat some egg and put it in garbagecan.", [("You see a fridge 1.", "open fridge 1")]),
-    trajectory("t2", "put a mug in shelf.", [("You see a shelf 1.", "go to shelf 1")]),
+    trajectory_session("t1", "heat some egg and put it in garbagecan.", [("You see a fridge 1.", "open fridge 1")]),
+    trajectory_session("t2", "put a mug in shelf.", [("You see a shelf 1.", "go to shelf 1")]),
 ))
 
 

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import subprocess
 import sys
-import textwrap
 import time
 import urllib.request
 from collections import Counter

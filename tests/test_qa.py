@@ -139,7 +139,7 @@ def test_locomo_adversarial_choices_and_rule(ingested, locomo_run, tmp_path):
         assert row.raw_answer == "a"
         assert row.answer == (NOT_MENTIONED if a_is_not_mentioned else q.adversarial_answer)
         assert bool(row.correct) is a_is_not_mentioned and row.f1 == float(a_is_not_mentioned)
-        assert any(f"Select the correct answer: (a) " in t and q.question in t for t in asked)
+        assert any("Select the correct answer: (a) " in t and q.question in t for t in asked)
     assert {_choice_first(q) for q in cat5.question_id} == {True, False}  # both orders occur
 
 

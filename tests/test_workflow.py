@@ -8,7 +8,6 @@ correctness rests on the parity and independent-recomputation tests (test_parity
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, real_datasets, run_snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -35,10 +34,7 @@ class TaskWords(Adapter):
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(workdir / "plugins"), str(REPO)]), HF_HUB_OFFLINE="1")
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir), *args,
-           "--configfile", str(REPO / "config.yaml"), str(workdir / "test-config.yaml")]
-    return subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=1800)
+    return run_snakemake(workdir, workdir / "test-config.yaml", *args, pythonpath=(workdir / "plugins",))
 
 
 @pytest.fixture(scope="module")
@@ -49,12 +45,7 @@ def workflow(tmp_path_factory, locomo_dir, procedural_dir, longmemeval_dir, embe
     config = {
         "resources_dir": str(work / "resources"),
         "embeddings_dir": str(embedding_dir),
-        "datasets": {
-            "longmemeval-s": {"kind": "longmemeval", "enabled": False},
-            "lme-fragment": {"kind": "longmemeval", "path": str(longmemeval_dir)},
-            "locomo": {"kind": "locomo", "path": str(locomo_dir)},
-            "procedural": {"kind": "procedural", "path": str(procedural_dir)},
-        },
+        "datasets": real_datasets(longmemeval_dir, locomo_dir, procedural_dir),
         "adapters": {"task-words": {"adapter": "readme_plugin:TaskWords"}},
     }
     (work / "test-config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")

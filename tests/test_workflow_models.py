@@ -4,17 +4,15 @@ A second run from an empty results folder must pay for nothing: the call cache a
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import real_datasets, run_snakemake
 from openai_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.slow
@@ -22,10 +20,7 @@ KEY = "sk-membench-test-SECRET-7f3a9c"
 
 
 def snakemake(work: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", OPENAI_API_KEY=KEY, PYTHONPATH=str(REPO))
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work), *args,
-           "--configfile", str(REPO / "config.yaml"), str(work / "models.yaml")]
-    return subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=1800)
+    return run_snakemake(work, work / "models.yaml", *args, env={"OPENAI_API_KEY": KEY})
 
 
 @pytest.fixture(scope="module")
@@ -40,12 +35,7 @@ def work(tmp_path_factory, server, locomo_dir, procedural_dir, longmemeval_dir, 
     config = {
         "embeddings_dir": str(embedding_dir),
         "llm_cache": str(work / "cache" / "calls.jsonl"),
-        "datasets": {
-            "longmemeval-s": {"kind": "longmemeval", "enabled": False},
-            "lme-fragment": {"kind": "longmemeval", "path": str(longmemeval_dir)},
-            "locomo": {"kind": "locomo", "path": str(locomo_dir)},
-            "procedural": {"kind": "procedural", "path": str(procedural_dir)},
-        },
+        "datasets": real_datasets(longmemeval_dir, locomo_dir, procedural_dir),
         "adapters": {name: {"enabled": False} for name in
                      ("bm25-upstream", "bm25-time", "bm25-v2", "hybrid", "substring", "action-only")},
         "llm": {"model": "fake-model", "base_url": server.url, "concurrency": 4, "timeout": 10,

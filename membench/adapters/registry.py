@@ -16,7 +16,6 @@ hashes those files' bytes and the params.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import importlib
 import importlib.util

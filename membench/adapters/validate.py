@@ -21,32 +21,21 @@ from typing import Any, Callable, Mapping, Sequence
 from membench.adapters.base import Adapter
 from membench.adapters.registry import AdapterLoadError, load_adapter, resolve
 from membench.adapters.retrieval_system import RetrievalSystemAdapter
-from membench.sessions.view import Event, Haystack, Query, Session
+from membench.sessions.build import chat_session, trajectory_session
+from membench.sessions.view import Haystack, Query
 
 KNOWN_GRANULARITIES = ("turn", "session", "trajectory")
 
 
-def _chat_session(sid: str, stamp: str, turns: Sequence[tuple[str, str]]) -> Session:
-    events = tuple(Event(f"{sid}-{i}", "turn", role, text, stamp) for i, (role, text) in enumerate(turns, 1))
-    return Session(sid, stamp, events)
-
-
-def _trajectory(sid: str, task: str, steps: Sequence[tuple[str, str]]) -> Session:
-    events = [Event(f"{sid}-0", "task", "user", task)]
-    events += [Event(f"{sid}-{i}", "step", "environment", f"{state} {action}", state=state, action=action)
-               for i, (state, action) in enumerate(steps, 1)]
-    return Session(sid, None, tuple(events))
-
-
 CHAT = Haystack((
-    _chat_session("v-s1", "2023-05-01T10:00:00", [
+    chat_session("v-s1", "2023-05-01T10:00:00", [
         ("user", "I adopted a puppy named Max last spring."),
         ("assistant", "Congratulations on Max! Puppies need lots of training."),
         ("user", "We go hiking together on weekends.")]),
-    _chat_session("v-s2", "2023-05-08T09:30:00", [
+    chat_session("v-s2", "2023-05-08T09:30:00", [
         ("user", "My sister Anna moved to Lisbon in April."),
         ("assistant", "Lisbon is lovely in spring.")]),
-    _chat_session("v-s3", "2023-05-15T18:00:00", [
+    chat_session("v-s3", "2023-05-15T18:00:00", [
         ("user", "I started a pottery class on Tuesdays."),
         ("assistant", "Pottery is a relaxing hobby."),
         ("user", "The instructor is called Rosa.")]),
@@ -54,27 +43,27 @@ CHAT = Haystack((
 CHAT_QUERY = Query("v-q1", "What is the name of the puppy I adopted?", "2023/05/20 (Sat) 12:00")
 
 PROCEDURAL = Haystack((
-    _trajectory("v-t1", "put a clean mug in coffeemachine.", [
+    trajectory_session("v-t1", "put a clean mug in coffeemachine.", [
         ("You are in the kitchen. You see a countertop 1 and a sinkbasin 1.", "go to countertop 1"),
         ("On the countertop 1, you see a mug 1.", "take mug 1 from countertop 1"),
         ("You pick up the mug 1.", "clean mug 1 with sinkbasin 1"),
         ("You clean the mug 1.", "put mug 1 in/on coffeemachine 1")]),
-    _trajectory("v-t2", "heat some egg and put it in garbagecan.", [
+    trajectory_session("v-t2", "heat some egg and put it in garbagecan.", [
         ("You are in the kitchen. You see a fridge 1.", "open fridge 1"),
         ("In the fridge 1, you see an egg 1.", "take egg 1 from fridge 1"),
         ("You pick up the egg 1.", "heat egg 1 with microwave 1")]),
-    _trajectory("v-t3", "find two pillows and put them in armchair.", [
+    trajectory_session("v-t3", "find two pillows and put them in armchair.", [
         ("You are in a bedroom. You see a bed 1.", "go to bed 1"),
         ("On the bed 1, you see a pillow 1 and a pillow 2.", "take pillow 1 from bed 1")]),
-    _trajectory("v-t4", "look at book under the desklamp.", [
+    trajectory_session("v-t4", "look at book under the desklamp.", [
         ("You are in a study. You see a desk 1.", "go to desk 1"),
         ("On the desk 1, you see a book 1 and a desklamp 1.", "use desklamp 1")]),
 ))
 PROCEDURAL_QUERY = Query("v-q2", "Put a clean cup in the coffee machine")
 
 EMPTY_DOC = {
-    "chat": Haystack(CHAT.sessions + (_chat_session("v-s4", "2023-05-16T08:00:00", [("user", "")]),)),
-    "procedural": Haystack(PROCEDURAL.sessions + (_trajectory("v-t5", "", [("", "")]),)),
+    "chat": Haystack(CHAT.sessions + (chat_session("v-s4", "2023-05-16T08:00:00", [("user", "")]),)),
+    "procedural": Haystack(PROCEDURAL.sessions + (trajectory_session("v-t5", "", [("", "")]),)),
 }
 
 

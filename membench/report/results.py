@@ -32,9 +32,13 @@ def results_section(dataset: str, kind: str, summary: pd.DataFrame, significance
         parts += ["† reads oracle-ish question metadata (" + "; ".join(
             f"{a}: {', '.join(metas[a]['uses_metadata'])}" for a in adapters if metas.get(a, {}).get("uses_metadata"))
             + ")", ""]
+    if any(str(metas.get(a, {}).get("facts") or "").endswith("observation") for a in adapters):
+        parts += ["`+facts` runs here index LoCoMo's own `observation` facts (zero model calls). They were written "
+                  "by the dataset's authors from the same conversations its questions were built from, so read "
+                  "their gain as an upper bound of what extracted facts give.", ""]
     if skipped:
-        parts += [f"Skipped questions are left out of every mean as the benchmark's own scorer does "
-                  f"(LongMemEval: abstention `_abs` questions and questions without a user-side evidence turn).", ""]
+        parts += ["Skipped questions are left out of every mean as the benchmark's own scorer does "
+                  "(LongMemEval: abstention `_abs` questions and questions without a user-side evidence turn).", ""]
     metric = heads[0] if heads else None
     if metric:
         parts += [f"#### Tune vs holdout — `{metric}` (tune = even question index, holdout = odd)", "",
