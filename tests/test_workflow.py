@@ -93,6 +93,8 @@ PINNED = {
     ("locomo", "dense", "evidence_recall@10"): 0.3299,
     ("locomo", "hybrid", "evidence_recall@10"): 0.5528,
     ("locomo", "substring", "evidence_recall@10"): 0.4691,
+    ("locomo", "bm25+facts", "evidence_recall@10"): 0.6294,
+    ("locomo", "dense+facts", "evidence_recall@10"): 0.5050,
     ("procedural", "bm25", "nDCG@5"): 0.5564,
     ("procedural", "bm25-upstream", "nDCG@5"): 0.3999,
     ("procedural", "bm25-time", "nDCG@5"): 0.5564,
@@ -117,7 +119,7 @@ def test_pinned_headline_figures(workflow):
     got = {(r.dataset, r.adapter, r.metric): round(r.mean, 4) for r in top.itertuples()}
     assert {key: got.get(key) for key in PINNED} == PINNED
     assert set(top.adapter) == {"bm25", "bm25-upstream", "bm25-time", "bm25-v2", "dense", "hybrid", "substring",
-                                "state-aware", "action-only", "task-words"}
+                                "state-aware", "action-only", "task-words", "bm25+facts", "dense+facts"}
     counts = top[top.metric == "evidence_recall@10"].set_index("adapter").n
     assert (counts == 1986).all()
 
