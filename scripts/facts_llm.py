@@ -7,4 +7,4 @@ from membench.stages import facts
 with log_to(snakemake.log[0]):
     facts.run(snakemake.params.kind, Path(snakemake.input.queries).parent.parent, Path(snakemake.output.facts),
               snakemake.params.config, Path(snakemake.params.cache), Path(snakemake.output.cost),
-              dataset=snakemake.wildcards.dataset, progress=False)
+              dataset=snakemake.wildcards.dataset)

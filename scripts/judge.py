@@ -7,4 +7,4 @@ from membench.stages import judge
 with log_to(snakemake.log[0]):
     judge.run(Path(snakemake.input.questions).parent, Path(snakemake.input.run), Path(snakemake.output.judgments),
               snakemake.params.config, Path(snakemake.params.cache), Path(snakemake.output.cost),
-              dataset=snakemake.wildcards.dataset, adapter=snakemake.wildcards.adapter, progress=False)
+              dataset=snakemake.wildcards.dataset, adapter=snakemake.wildcards.adapter)

@@ -8,4 +8,4 @@ with log_to(snakemake.log[0]):
     qa.run(snakemake.params.kind, Path(snakemake.input.questions).parent, Path(snakemake.input.run),
            Path(snakemake.output.qa), Path(snakemake.output.scores), snakemake.params.config,
            Path(snakemake.params.cache), Path(snakemake.output.cost), dataset=snakemake.wildcards.dataset,
-           adapter=snakemake.wildcards.adapter, progress=False)
+           adapter=snakemake.wildcards.adapter)
