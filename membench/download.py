@@ -17,31 +17,28 @@ import logging
 import os
 import re
 import shutil
-import stat
-import tarfile
 import tempfile
 import time
 import urllib.error
 import urllib.request
 import uuid
-import zipfile
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from membench import __version__
-from membench.errors import InputError
+from membench.archive import archive_kind, safe_extract
+from membench.errors import DownloadError, InputError
+from membench.io import atomic_write_text, sha256_file
+
+__all__ = ["DownloadError", "fetch", "materialize", "safe_extract", "archive_kind"]
 
 log = logging.getLogger(__name__)
 
 CHUNK = 1 << 20
-ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 _MAX_RETRY_AFTER = 60.0
-_MAX_LINK_HOPS = 40
 
 
-class DownloadError(InputError):
-    """A dataset could not be fetched, verified or unpacked; ``path`` is the URL, file or archive at fault."""
 
 
 # ---------------------------------------------------------------------------------------------------- fetch
@@ -72,7 +69,7 @@ def fetch(
     sidecar = dest.with_name(dest.name + ".sha256")
 
     if dest.is_file():
-        have = file_sha256(dest)
+        have = sha256_file(dest)
         if have == want or (want is None and _read_sidecar(sidecar) == have):
             log.info("%s already present with sha256 %s; not fetching %s", dest, have, url)
             return have
@@ -99,22 +96,13 @@ def fetch(
                 "Put it in the config to pin this download.",
                 url, got, sidecar,
             )
-            _write_atomically(sidecar, f"{got}  {dest.name}\n")
+            atomic_write_text(sidecar, f"{got}  {dest.name}\n")
     except BaseException:
         part.unlink(missing_ok=True)
         if replaced:  # the sidecar could not be written: do not leave an unrecorded file behind
             dest.unlink(missing_ok=True)
         raise
     return got
-
-
-def file_sha256(path: Path) -> str:
-    """Hex sha256 of a file, read in chunks so multi-GB files do not need the memory."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _normalise_sha256(url: str, sha256: str | None) -> str | None:
@@ -134,18 +122,6 @@ def _read_sidecar(sidecar: Path) -> str | None:
     except OSError:
         return None
     return words[0].lower() if words else None
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write a small text file via a temp file + rename, so readers never see half of it."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _local_source(url: str) -> Path | None:
@@ -228,175 +204,6 @@ def _retry_after_seconds(value: str | None) -> float | None:
 
 
 # ---------------------------------------------------------------------------------------------- safe_extract
-
-
-def archive_kind(name: str) -> str | None:
-    """'zip' or 'tar' if the file name says it is an archive that :func:`safe_extract` can unpack, else None."""
-    lower = name.lower()
-    if lower.endswith(".zip"):
-        return "zip"
-    if any(lower.endswith(s) for s in ARCHIVE_SUFFIXES):
-        return "tar"
-    return None
-
-
-def safe_extract(archive: Path, dest_dir: Path) -> list[Path]:
-    """Unpack a .zip or .tar[.gz|.tgz|.bz2|.xz] into ``dest_dir`` and return the regular files written.
-
-    Every member is checked before anything is written, so a refused archive leaves nothing behind:
-    absolute paths, ``..`` that climbs out, links (symbolic or hard) that resolve outside ``dest_dir`` -
-    also through other links in the same archive - and device files, FIFOs and other special members are
-    refused with a DownloadError naming the archive and the member.
-    """
-    archive = Path(archive)
-    dest_dir = Path(dest_dir)
-    kind = archive_kind(archive.name)
-    if kind is None:
-        raise DownloadError(archive, f"not a supported archive type (expected one of {', '.join(ARCHIVE_SUFFIXES)})")
-    try:
-        if kind == "zip":
-            with zipfile.ZipFile(archive) as zf:
-                return _extract_zip(archive, zf, dest_dir)
-        with tarfile.open(archive, "r:*") as tf:
-            return _extract_tar(archive, tf, dest_dir)
-    except (zipfile.BadZipFile, tarfile.TarError, EOFError) as e:
-        raise DownloadError(archive, f"cannot read archive: {e}") from e
-
-
-class _Member:
-    """What the safety check needs to know about one archive member, whatever the archive format."""
-
-    def __init__(self, name: str, kind: str, link: str | None = None):
-        self.name = name
-        self.kind = kind  # 'file', 'dir', 'symlink', 'hardlink'
-        self.link = link
-        self.location: list[str] = []  # resolved path inside dest_dir, filled by _check_members
-
-
-def _split(archive: Path, name: str, member: str | None = None) -> list[str]:
-    """Path components of a member name (or of ``member``'s link target); absolute and drive names are refused."""
-    unified = name.replace("\\", "/")
-    if unified.startswith("/") or PurePosixPath(unified).is_absolute() or PureWindowsPath(name).drive:
-        what = f"member {name!r} has" if member is None else f"member {member!r} links to"
-        raise DownloadError(archive, f"{what} an absolute path" + ("" if member is None else f" {name!r}"))
-    return [p for p in unified.split("/") if p not in ("", ".")]
-
-
-def _resolve(parts: list[str], links: dict[str, str], archive: Path, member: str) -> list[str]:
-    """Walk ``parts`` from dest_dir, following the archive's own symlinks; refuse if it ever climbs out."""
-    out: list[str] = []
-    todo = list(parts)
-    hops = 0
-    while todo:
-        part = todo.pop(0)
-        if part == "..":
-            if not out:
-                raise DownloadError(archive, f"member {member!r} points outside the destination folder")
-            out.pop()
-            continue
-        out.append(part)
-        target = links.get("/".join(out))
-        if target is not None:
-            hops += 1
-            if hops > _MAX_LINK_HOPS:
-                raise DownloadError(archive, f"member {member!r} goes through a symlink loop")
-            out.pop()
-            todo = _split(archive, target, member) + todo
-    return out
-
-
-def _check_members(archive: Path, members: list[_Member], dest_dir: Path) -> None:
-    """Refuse the whole archive if any member could land, or point, outside ``dest_dir``."""
-    links: dict[str, str] = {}
-    for m in members:
-        if m.kind == "symlink":
-            if not m.link:
-                raise DownloadError(archive, f"member {m.name!r} is a symlink with an empty target")
-            _split(archive, m.link, m.name)  # absolute targets are refused here
-            parts = _split(archive, m.name)
-            if not parts or parts[-1] == "..":
-                raise DownloadError(archive, f"member {m.name!r} is a symlink without a proper name")
-            # Resolving with no links is plain lexical normalisation (and refuses a climb out).
-            links["/".join(_resolve(parts[:-1], {}, archive, m.name) + [parts[-1]])] = m.link
-    root = os.path.realpath(dest_dir)
-    for m in members:
-        parts = _split(archive, m.name)
-        if not parts:
-            if m.kind != "dir":
-                raise DownloadError(archive, f"member {m.name!r} has no file name")
-            continue
-        if parts[-1] == "..":
-            raise DownloadError(archive, f"member {m.name!r} points outside the destination folder")
-        m.location = _resolve(parts[:-1], links, archive, m.name) + [parts[-1]]
-        if m.kind == "symlink":
-            if "/".join(m.location) not in links:  # keeps every link's real place equal to its key above
-                raise DownloadError(archive, f"member {m.name!r} is a symlink placed inside another symlink")
-            _resolve(m.location[:-1] + _split(archive, m.link, m.name), links, archive, m.name)
-        elif m.kind == "hardlink":  # tar hard-link names are relative to the archive root
-            _resolve(_split(archive, m.link or "", m.name), links, archive, m.name)
-        # Symlinks already on disk in dest_dir count too (realpath follows the parts that exist).
-        real = os.path.realpath(os.path.join(root, *m.location))
-        if os.path.commonpath([root, real]) != root:
-            raise DownloadError(archive, f"member {m.name!r} would be written outside the destination folder")
-
-
-def _extract_tar(archive: Path, tf: tarfile.TarFile, dest_dir: Path) -> list[Path]:
-    """Check every tar member, then let tarfile write them (with its 'data' filter as a second guard)."""
-    infos = tf.getmembers()
-    members = []
-    for info in infos:
-        if info.isreg():
-            kind = "file"
-        elif info.isdir():
-            kind = "dir"
-        elif info.issym():
-            kind = "symlink"
-        elif info.islnk():
-            kind = "hardlink"
-        else:
-            what = "device file" if (info.ischr() or info.isblk()) else "FIFO" if info.isfifo() else "special member"
-            raise DownloadError(archive, f"member {info.name!r} is a {what}; refusing to extract it")
-        members.append(_Member(info.name, kind, info.linkname if kind in ("symlink", "hardlink") else None))
-    _check_members(archive, members, dest_dir)
-    dest_dir.mkdir(parents=True, exist_ok=True)
-    extra = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-    tf.extractall(dest_dir, members=infos, **extra)
-    return [dest_dir.joinpath(*m.location) for m in members if m.kind in ("file", "hardlink")]
-
-
-def _extract_zip(archive: Path, zf: zipfile.ZipFile, dest_dir: Path) -> list[Path]:
-    """Check every zip member, then write them ourselves (zipfile would turn symlinks into text files)."""
-    infos = zf.infolist()
-    members = []
-    for info in infos:
-        mode = info.external_attr >> 16
-        if stat.S_ISLNK(mode):
-            target = zf.read(info).decode("utf-8", errors="replace")
-            members.append(_Member(info.filename, "symlink", target))
-        elif info.is_dir():
-            members.append(_Member(info.filename, "dir"))
-        elif stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):  # 0: no Unix mode recorded
-            raise DownloadError(archive, f"member {info.filename!r} is a device file or other special member")
-        else:
-            members.append(_Member(info.filename, "file"))
-    _check_members(archive, members, dest_dir)
-    written = []
-    dest_dir.mkdir(parents=True, exist_ok=True)
-    for info, m in zip(infos, members):
-        target = dest_dir.joinpath(*m.location) if m.location else dest_dir
-        if m.kind == "dir":
-            target.mkdir(parents=True, exist_ok=True)
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if m.kind == "symlink":
-            if target.is_symlink() or target.exists():
-                target.unlink()
-            os.symlink(m.link, target)
-            continue
-        with zf.open(info) as src, open(target, "wb") as out:
-            shutil.copyfileobj(src, out, CHUNK)
-        written.append(target)
-    return written
 
 
 # ----------------------------------------------------------------------------------------------- materialize

@@ -17,3 +17,7 @@ class InputError(ValueError):
         if field is not None:
             where.append(f"field '{field}'")
         super().__init__(f"{', '.join(where)}: {message}")
+
+
+class DownloadError(InputError):
+    """A dataset could not be fetched, verified or unpacked; ``path`` is the URL, file or archive at fault."""
