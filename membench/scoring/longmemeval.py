@@ -16,7 +16,7 @@ from membench.scoring.tables import Gold, frame, ranked_lists, rows_for
 def corpus_for(question_id: str, gold: Gold, evidence_turns: set[str]) -> lme.UpstreamIds:
     """The question's two upstream corpora, in haystack order."""
     keys = gold.haystacks[gold.haystacks.haystack_id == question_id].sort_values("position").session_key
-    turns = gold.turns.set_index("session_key").loc[list(keys)].reset_index()
+    turns = gold.turns_by_session.loc[list(keys)].reset_index()
     return lme.upstream_corpus_ids(
         (t.session_id, t.turn_index, t.role, t.item_id in evidence_turns) for t in turns.itertuples(index=False))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
@@ -22,6 +23,11 @@ class Gold:
     @classmethod
     def load(cls, folder: Path) -> "Gold":
         return cls(*(pd.read_parquet(Path(folder) / f"{n}.parquet") for n in ("questions", "turns", "haystacks", "qrels")))
+
+    @cached_property
+    def turns_by_session(self) -> pd.DataFrame:
+        """turns indexed by session_key, built once: per-question corpus lookups stay cheap on LongMemEval-S."""
+        return self.turns.set_index("session_key")
 
     def qrels_by_question(self, granularity: str) -> dict[str, dict[str, float]]:
         q = self.qrels[self.qrels.granularity == granularity]
