@@ -34,3 +34,4 @@ def log_to(path: str | Path | None, level: int = logging.INFO) -> Iterator[loggi
             root.removeHandler(h)
             h.close()
         root.setLevel(previous)
+

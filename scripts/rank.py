@@ -1,8 +1,12 @@
 """Rule rank: one adapter over one dataset -> run Parquet + TREC run + run metadata."""
-from pathlib import Path
+import os
 
-from membench.logs import log_to
-from membench.stages import rank
+os.environ.setdefault("OMP_NUM_THREADS", str(snakemake.threads))  # the embedding model keeps to `threads:`
+
+from pathlib import Path  # noqa: E402
+
+from membench.logs import log_to  # noqa: E402
+from membench.stages import rank  # noqa: E402
 
 with log_to(snakemake.log[0]):
     out = snakemake.output

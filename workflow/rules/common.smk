@@ -57,6 +57,12 @@ def adapter_sources(wildcards):
     return [str(p) for p in adapter_source_files(adapter_spec(wildcards))]
 
 
+def embedder_slots(wildcards):
+    """1 for a run that embeds text: such runs take turns (profiles/default: embedder=1), so the model
+    does not oversubscribe the cores and each text is embedded once, then read from the shared cache."""
+    return int(any(p.name == "embeddings.py" for p in adapter_source_files(adapter_spec(wildcards))))
+
+
 def rank_facts(wildcards):
     """The fact logs a fact-augmented run reads (none for other runs)."""
     if not facts_base(adapter_spec(wildcards)):

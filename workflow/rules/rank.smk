@@ -23,6 +23,8 @@ rule rank:
         version=lambda w: adapter_version(adapter_spec(w), adapter_params(w)),
         code=code_version("membench/stages/rank.py", "membench/sessions/reader.py", "membench/sessions/view.py"),
     threads: 2
+    resources:
+        embedder=embedder_slots,
     log:
         "logs/rank/{dataset}/{adapter}.log",
     benchmark:
