@@ -20,7 +20,6 @@ Fact log format (``<facts_dir>/<session_key>.jsonl``, read by ``SessionStore(...
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from membench.io import atomic_path
 from membench.llm.prompts import Prompt
 from membench.llm.replies import MalformedReply, json_object_parser
 from membench.sessions.reader import read_events
@@ -179,10 +179,8 @@ def write_fact_log(path: Path, records: Iterable[Mapping[str, Any]]) -> int:
     """Write one fact log (JSON lines, ``None`` fields left out); returns the number of records."""
     n = 0
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.part")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for rec in records:
             fh.write(json.dumps({k: v for k, v in rec.items() if v is not None}, ensure_ascii=False) + "\n")
             n += 1
-    os.replace(tmp, path)
     return n

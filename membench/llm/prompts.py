@@ -26,7 +26,6 @@ outputs for provenance.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from membench.errors import InputError
+from membench.io import sha256_text
 
 log = logging.getLogger("membench.llm")
 
@@ -93,7 +93,7 @@ def parse_prompt(text: str, name: str, source: str = "<text>") -> Prompt:
     """Parse and check a prompt file's text (see the module docstring)."""
     if name not in PROMPTS:
         raise InputError(source, f"unknown prompt {name!r}; known: {', '.join(sorted(PROMPTS))}")
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    digest = sha256_text(text)
     parts: dict[str, str] = {}
     marks = list(_SECTION.finditer(text))
     if not marks:

@@ -115,7 +115,7 @@ def qa_rows(qa: pd.DataFrame, questions: pd.DataFrame) -> pd.DataFrame:
     for r in qa.to_dict("records"):
         q = meta[r["question_id"]]
         correct = r.get("correct")
-        if correct is None or correct is pd.NA or (isinstance(correct, float) and correct != correct):
+        if pd.isna(correct):
             rows += rows_for(q, {"qa/accuracy": float("nan")}, str(r.get("status") or "failed"))
         else:
             rows += rows_for(q, {"qa/accuracy": 1.0 if bool(correct) else 0.0}, None)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from membench.io import atomic_write_parquet
+from membench.sessions.reader import plain
 
 EVENT_FIELDS = ("ref", "kind", "role", "speaker", "text", "timestamp", "caption", "state", "action")
 METADATA_FIELDS = ("question_type", "category", "tier")
@@ -39,20 +40,16 @@ def write_session_logs(turns: pd.DataFrame, out_dir: Path) -> int:
         with open(folder / "events.jsonl", "w", encoding="utf-8") as fh:
             for row in group.sort_values("turn_index").itertuples(index=False):
                 record = {"ref": event_ref(key, row.turn_index), "kind": row.kind, "role": row.role,
-                          "speaker": _value(row.speaker), "text": row.text, "timestamp": _value(date),
-                          "caption": _value(row.caption), "state": _value(row.state), "action": _value(row.action)}
+                          "speaker": plain(row.speaker), "text": row.text, "timestamp": plain(date),
+                          "caption": plain(row.caption), "state": plain(row.state), "action": plain(row.action)}
                 fh.write(json.dumps({k: v for k, v in record.items() if v is not None}, ensure_ascii=False) + "\n")
-        if _value(date):
+        if plain(date):
             stamp = datetime.fromisoformat(date).timestamp()
             os.utime(folder / "events.jsonl", (stamp, stamp))
         written += 1
     shutil.rmtree(out_dir, ignore_errors=True)
     os.replace(tmp, out_dir)
     return written
-
-
-def _value(v):
-    return None if v is None or v is pd.NA or (isinstance(v, float) and v != v) else v
 
 
 def ingest(parsed_dir: Path, out_dir: Path) -> dict[str, int]:

@@ -28,8 +28,8 @@ class SessionStore:
     def queries(self, metadata: Sequence[str] = ()) -> Iterator[tuple[Query, str]]:
         """Each query (with only the declared metadata fields) and its haystack key, in benchmark order."""
         for row in self.queries_table.to_dict("records"):
-            meta = {f: _plain(row.get(f)) for f in metadata}
-            yield Query(row["query_key"], row["text"], _plain(row["date"]), meta), row["haystack"]
+            meta = {f: plain(row.get(f)) for f in metadata}
+            yield Query(row["query_key"], row["text"], plain(row["date"]), meta), row["haystack"]
 
     def haystack(self, haystack_key: str) -> Haystack:
         keys = self._haystacks.get(haystack_key)
@@ -73,7 +73,8 @@ def read_events(path: Path) -> list[Event]:
     return events
 
 
-def _plain(value):
-    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+def plain(value):
+    """A table cell as a plain Python value: missing (None, NA, NaN) -> None, numpy scalars unwrapped."""
+    if pd.isna(value):
         return None
     return value.item() if hasattr(value, "item") else value
