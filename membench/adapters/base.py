@@ -32,6 +32,19 @@ class Adapter:
     def score(self, query: Query, documents: Sequence[Document]) -> Sequence[float]:
         raise NotImplementedError
 
+    # -- embedding plan: what an embedding adapter will embed, so the embed stage can do it ahead ------------
+    def embedder(self) -> Any:
+        """The `membench.embeddings.EmbeddingCache` this adapter embeds through, or None if it embeds nothing."""
+        return None
+
+    def document_texts(self, haystack: Haystack, granularity: str) -> list[str]:
+        """The texts this adapter embeds for a haystack's documents at `granularity` (none by default)."""
+        return []
+
+    def query_texts(self, query: Query) -> list[str]:
+        """The texts this adapter embeds for a query (none by default)."""
+        return []
+
     def rank(self, query: Query, haystack: Haystack, granularity: str, k: int) -> list[tuple[str, float]]:
         """Top-k (item_id, score) at `granularity`, best first, ties by haystack position."""
         documents = haystack.documents(granularity)

@@ -43,6 +43,15 @@ class DenseAdapter(Adapter):
             self._embeddings = cache_from_context(self._context, self.params.get("model_path"))
         return self._embeddings
 
+    def embedder(self) -> EmbeddingCache:
+        return self.embeddings
+
+    def document_texts(self, haystack: Haystack, granularity: str) -> list[str]:
+        return [d.text for d in self.documents(haystack, granularity)]
+
+    def query_texts(self, query: Query) -> list[str]:
+        return [query.text]
+
     def documents(self, haystack: Haystack, granularity: str) -> list[Document]:
         """The documents to embed; subclasses choose another text per document."""
         return haystack.documents(granularity)

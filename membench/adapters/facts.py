@@ -50,3 +50,12 @@ class FactsAdapter(Adapter):
 
     def rank(self, query: Query, haystack: Haystack, granularity: str, k: int) -> list[tuple[str, float]]:
         return self.base.rank(query, dataclasses.replace(haystack, with_facts=True), granularity, k)
+
+    def embedder(self):
+        return self.base.embedder()
+
+    def document_texts(self, haystack: Haystack, granularity: str) -> list[str]:
+        return self.base.document_texts(dataclasses.replace(haystack, with_facts=True), granularity)
+
+    def query_texts(self, query: Query) -> list[str]:
+        return self.base.query_texts(query)

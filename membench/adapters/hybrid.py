@@ -16,7 +16,7 @@ import numpy as np
 from membench.adapters.base import Adapter
 from membench.adapters.bm25 import BM25Adapter
 from membench.adapters.dense import DenseAdapter
-from membench.sessions.view import Document, Query
+from membench.sessions.view import Document, Haystack, Query
 from membench.text import merge_params
 
 
@@ -33,6 +33,15 @@ class HybridAdapter(Adapter):
 
     def bind_context(self, context: Any) -> None:
         self.semantic.bind_context(context)
+
+    def embedder(self):
+        return self.semantic.embedder()
+
+    def document_texts(self, haystack: Haystack, granularity: str) -> list[str]:
+        return self.semantic.document_texts(haystack, granularity)
+
+    def query_texts(self, query: Query) -> list[str]:
+        return self.semantic.query_texts(query)
 
     def score(self, query: Query, documents: Sequence[Document]) -> np.ndarray:
         if not documents:
