@@ -1,7 +1,7 @@
-"""Rule rank: one adapter over one dataset -> run Parquet + TREC run + run metadata."""
+"""Rule rank: one adapter over one dataset (or its merged rank_part shards) -> run Parquet + TREC + metadata."""
 import os
 
-os.environ.setdefault("OMP_NUM_THREADS", str(snakemake.threads))  # the embedding model keeps to `threads:`
+os.environ.setdefault("OMP_NUM_THREADS", str(snakemake.threads))  # an embedding miss keeps to `threads:`
 
 from pathlib import Path  # noqa: E402
 
@@ -9,8 +9,8 @@ from membench.logs import log_to  # noqa: E402
 from membench.stages import rank  # noqa: E402
 
 with log_to(snakemake.log[0]):
-    out = snakemake.output
-    rank.run(snakemake.params.kind, Path(snakemake.input.queries).parent.parent, snakemake.params.spec,
-             dict(snakemake.params.adapter_params), snakemake.params.depth, Path(out.run), Path(out.trec),
-             Path(out.meta), Path(snakemake.params.embeddings), snakemake.wildcards.adapter,
-             Path(snakemake.input.facts[0]) if snakemake.input.facts else None)
+    out, given, params = snakemake.output, snakemake.input, snakemake.params
+    rank.run(params.kind, Path(given.queries).parent.parent, params.spec, dict(params.adapter_params), params.depth,
+             Path(out.run), Path(out.trec), Path(out.meta), Path(params.embeddings), snakemake.wildcards.adapter,
+             Path(given.facts[0]) if given.facts else None, dict(params.embedding_options),
+             [Path(p) for p in given.parts])

@@ -17,8 +17,10 @@ from tqdm import tqdm
 
 from membench.adapters.registry import load_adapter
 from membench.datasets.registry import GRANULARITIES, USER_TURNS_ONLY
+from membench.embedding_plan import run_texts
 from membench.io import atomic_path, atomic_write_parquet, atomic_write_text
 from membench.sessions.reader import SessionStore
+from membench.sessions.view import Query
 
 log = logging.getLogger(__name__)
 RUN_COLUMNS = {"question_id": "string", "rank": "int64", "item_id": "string", "score": "float64",
@@ -30,11 +32,29 @@ def granularities_for(kind: str, adapter) -> list[str]:
     return [g for g in GRANULARITIES[kind] if g in adapter.granularities]
 
 
-def rank_dataset(kind: str, dataset_dir: Path, adapter, depth: int, facts_dir: Path | None = None) -> pd.DataFrame:
-    """Rank every query; returns the run with benchmark item ids. `facts_dir` feeds fact-augmented adapters."""
+def prefetch_embeddings(kind: str, adapter, store: SessionStore, queries: list[tuple[Query, str]]) -> None:
+    """Embed, in one batched call, whatever the run needs that is not cached yet -- nothing when the embed
+    stage ran -- so no question pays a model call of its own."""
+    cache = adapter.embedder()
+    if cache is not None:
+        cache.ensure(run_texts(adapter, store, granularities_for(kind, adapter), queries).texts)
+        log.info("embeddings: %s", cache.stats())
+
+
+def part_of(items: list, part: int, parts: int) -> list:
+    """The `part`-th of `parts` contiguous, near-equal slices of `items` (so parts concatenate in order)."""
+    return items[len(items) * part // parts: len(items) * (part + 1) // parts]
+
+
+def rank_dataset(kind: str, dataset_dir: Path, adapter, depth: int, facts_dir: Path | None = None,
+                 part: int = 0, parts: int = 1) -> pd.DataFrame:
+    """Rank every query (or one contiguous part of them); returns the run with benchmark item ids.
+    `facts_dir` feeds fact-augmented adapters."""
     if getattr(adapter, "needs_facts", False) and facts_dir is None:
         raise ValueError(f"adapter {adapter.name!r} ranks over facts, but no fact logs were given")
     store = SessionStore(dataset_dir, user_turns_only=USER_TURNS_ONLY[kind], facts_dir=facts_dir)
+    queries = part_of(list(store.queries(adapter.uses_metadata)), part, parts)
+    prefetch_embeddings(kind, adapter, store, queries)
     items = pd.read_parquet(dataset_dir / "maps" / "item_map.parquet")
     names = {g: dict(zip(part.opaque_id, part.item_id)) for g, part in items.groupby("granularity")}
     names["trajectory"] = names["session"]
@@ -42,7 +62,6 @@ def rank_dataset(kind: str, dataset_dir: Path, adapter, depth: int, facts_dir: P
     rows: list[tuple] = []
     for granularity in granularities_for(kind, adapter):
         mapping = names[granularity]
-        queries = list(store.queries(adapter.uses_metadata))
         for query, hay in tqdm(queries, desc=f"{adapter.name} {granularity}", mininterval=5, leave=False):
             haystack = store.haystack(hay)
             k = len(haystack.documents(granularity)) if kind in FULL_DEPTH_KINDS else depth
@@ -60,11 +79,26 @@ def write_trec(run: pd.DataFrame, path: Path, tag: str) -> None:
             fh.write(f"{qid} Q0 {r.item_id} {r.rank} {r.score:.6f} {tag}\n")
 
 
+def merge_parts(kind: str, adapter, parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """The parts of a sharded run joined into the run an unsharded job writes, row for row: granularity by
+    granularity, and inside one the parts in order (each holds a contiguous slice of the queries)."""
+    order = {g: i for i, g in enumerate(granularities_for(kind, adapter))}
+    joined = pd.concat(parts, ignore_index=True)
+    joined = joined.iloc[joined.granularity.map(order).argsort(kind="stable")].reset_index(drop=True)
+    return joined.astype(RUN_COLUMNS)
+
+
 def run(kind: str, dataset_dir: Path, spec: str, params: dict[str, Any], depth: int, run_path: Path,
         trec_path: Path, meta_path: Path, embedding_cache_dir: Path | None, name: str,
-        facts_dir: Path | None = None) -> pd.DataFrame:
-    adapter = load_adapter(spec, params, {"embedding_cache_dir": embedding_cache_dir})
-    result = rank_dataset(kind, Path(dataset_dir), adapter, depth, facts_dir)
+        facts_dir: Path | None = None, embedding_options: dict[str, Any] | None = None,
+        part_paths: list[Path] | None = None) -> pd.DataFrame:
+    """Rank (or, given `part_paths`, merge the parts ranked by `run_part`) and write the run files."""
+    adapter = load_adapter(spec, params, {"embedding_cache_dir": embedding_cache_dir,
+                                          "embedding_options": embedding_options or {}})
+    if part_paths:
+        result = merge_parts(kind, adapter, [pd.read_parquet(p) for p in part_paths])
+    else:
+        result = rank_dataset(kind, Path(dataset_dir), adapter, depth, facts_dir)
     if result.empty:
         raise ValueError(f"adapter {name!r} ranked nothing on a {kind} dataset (granularities "
                          f"{list(adapter.granularities)} vs {list(GRANULARITIES[kind])})")
@@ -77,4 +111,16 @@ def run(kind: str, dataset_dir: Path, spec: str, params: dict[str, Any], depth: 
     atomic_write_text(meta_path, json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
     log.info("%s: %d rows for %d questions; config %s", name, len(result), result.question_id.nunique(),
              adapter.config())
+    return result
+
+
+def run_part(kind: str, dataset_dir: Path, spec: str, params: dict[str, Any], depth: int, part: int, parts: int,
+             out: Path, embedding_cache_dir: Path | None, facts_dir: Path | None = None,
+             embedding_options: dict[str, Any] | None = None) -> pd.DataFrame:
+    """Rank one contiguous part of the queries (a shard of a large dataset's rank job)."""
+    adapter = load_adapter(spec, params, {"embedding_cache_dir": embedding_cache_dir,
+                                          "embedding_options": embedding_options or {}})
+    result = rank_dataset(kind, Path(dataset_dir), adapter, depth, facts_dir, part, parts)
+    atomic_write_parquet(result, out)
+    log.info("part %d/%d: %d rows for %d questions", part, parts, len(result), result.question_id.nunique())
     return result

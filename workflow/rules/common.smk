@@ -43,6 +43,8 @@ LLM_CACHE = config["llm_cache"]
 
 wildcard_constraints:
     adapter="|".join(re.escape(a) for a in ADAPTERS) or "NO_ADAPTER",
+    shard=r"\d+",
+    part=r"\d+",
 
 
 def adapter_spec(wildcards):
@@ -57,17 +59,63 @@ def adapter_sources(wildcards):
     return [str(p) for p in adapter_source_files(adapter_spec(wildcards))]
 
 
-def embedder_slots(wildcards):
-    """1 for a run that embeds text: such runs take turns (profiles/default: embedder=1), so the model
-    does not oversubscribe the cores and each text is embedded once, then read from the shared cache."""
-    return int(any(p.name == "embeddings.py" for p in adapter_source_files(adapter_spec(wildcards))))
+# ---------------------------------------------------------------- embeddings
+
+EMBEDDING_OPTIONS = {k: config["embedding"][k] for k in ("batch_size", "backend", "device")}
+
+
+def embeds(adapter):
+    """Whether a run embeds text (its code imports the embedding cache): it then waits for the embed stage."""
+    return any(p.name == "embeddings.py" for p in adapter_source_files(ADAPTERS[adapter]["adapter"]))
+
+
+def embedding_run_names(dataset):
+    return [a for d, a in RUNS if d == dataset and embeds(a)]
+
+
+def run_facts(dataset, adapter):
+    """The fact-log folder a fact-augmented run reads, else None."""
+    if not facts_base(ADAPTERS[adapter]["adapter"]):
+        return None
+    return f"results/{dataset}/facts/{facts_source(config, dataset)}"
+
+
+def embedding_runs(wildcards):
+    """The embedding runs of a dataset, as the embed_texts stage loads them."""
+    return [{"name": a, "spec": ADAPTERS[a]["adapter"], "params": ADAPTERS[a]["params"],
+             "facts": run_facts(wildcards.dataset, a)} for a in embedding_run_names(wildcards.dataset)]
+
+
+def embedding_facts(wildcards):
+    return sorted({f for f in (run_facts(wildcards.dataset, a) for a in embedding_run_names(wildcards.dataset)) if f})
+
+
+def embedding_sources(wildcards):
+    return sorted({str(p) for a in embedding_run_names(wildcards.dataset)
+                   for p in adapter_source_files(ADAPTERS[a]["adapter"])})
+
+
+RANK_PARTS = config["retrieval"]["shards"]
+
+
+def rank_parts(wildcards):
+    """The rank_part outputs a sharded rank job merges (none when retrieval.shards is 1)."""
+    if RANK_PARTS == 1:
+        return []
+    return [f"results/{wildcards.dataset}/runs/parts/{wildcards.adapter}.{i}.parquet" for i in range(RANK_PARTS)]
+
+
+def rank_embeddings(wildcards):
+    """An embedding run waits for every embed shard of its dataset; other runs wait for nothing."""
+    if not embeds(wildcards.adapter):
+        return []
+    return [f"results/{wildcards.dataset}/embeddings/shard-{i}.json" for i in range(config["embedding"]["shards"])]
 
 
 def rank_facts(wildcards):
     """The fact logs a fact-augmented run reads (none for other runs)."""
-    if not facts_base(adapter_spec(wildcards)):
-        return []
-    return [f"results/{wildcards.dataset}/facts/{facts_source(config, wildcards.dataset)}"]
+    facts = run_facts(wildcards.dataset, wildcards.adapter)
+    return [facts] if facts else []
 
 
 def score_files(wildcards=None):

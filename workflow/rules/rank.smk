@@ -1,30 +1,40 @@
-# Rank every question of a dataset with one adapter, through the gold-free view only.
+# Rank every question of a dataset with one adapter, through the gold-free view only. With
+# retrieval.shards > 1 the questions are ranked in that many rank_part jobs and merged into the same files.
+
+
+RANK_INPUT = dict(
+    sessions="results/{dataset}/sessions",
+    queries="results/{dataset}/view/queries.parquet",
+    haystacks="results/{dataset}/view/haystacks.parquet",
+    item_map="results/{dataset}/maps/item_map.parquet",
+    query_map="results/{dataset}/maps/query_map.parquet",
+    facts=rank_facts,
+    embedded=rank_embeddings,
+    code=adapter_sources,
+)
+RANK_PARAMS = dict(
+    kind=lambda w: dataset_spec(w)["kind"],
+    spec=adapter_spec,
+    adapter_params=adapter_params,
+    depth=config["retrieval"]["depth"],
+    embeddings=EMBEDDINGS,
+    embedding_options=EMBEDDING_OPTIONS,
+    version=lambda w: adapter_version(adapter_spec(w), adapter_params(w)),
+    code=code_version("membench/stages/rank.py", "membench/sessions/reader.py", "membench/sessions/view.py"),
+)
 
 
 rule rank:
     input:
-        sessions="results/{dataset}/sessions",
-        queries="results/{dataset}/view/queries.parquet",
-        haystacks="results/{dataset}/view/haystacks.parquet",
-        item_map="results/{dataset}/maps/item_map.parquet",
-        query_map="results/{dataset}/maps/query_map.parquet",
-        facts=rank_facts,
-        code=adapter_sources,
+        **RANK_INPUT,
+        parts=rank_parts,
     output:
         run="results/{dataset}/runs/{adapter}.parquet",
         trec="results/{dataset}/runs/{adapter}.trec",
         meta="results/{dataset}/runs/{adapter}.json",
     params:
-        kind=lambda w: dataset_spec(w)["kind"],
-        spec=adapter_spec,
-        adapter_params=adapter_params,
-        depth=config["retrieval"]["depth"],
-        embeddings=EMBEDDINGS,
-        version=lambda w: adapter_version(adapter_spec(w), adapter_params(w)),
-        code=code_version("membench/stages/rank.py", "membench/sessions/reader.py", "membench/sessions/view.py"),
-    threads: 2
-    resources:
-        embedder=embedder_slots,
+        **RANK_PARAMS,
+    threads: 1
     log:
         "logs/rank/{dataset}/{adapter}.log",
     benchmark:
@@ -33,3 +43,22 @@ rule rank:
         ENV
     script:
         "../../scripts/rank.py"
+
+
+rule rank_part:
+    input:
+        **RANK_INPUT,
+    output:
+        part=temp("results/{dataset}/runs/parts/{adapter}.{part}.parquet"),
+    params:
+        **RANK_PARAMS,
+        parts=RANK_PARTS,
+    threads: 1
+    log:
+        "logs/rank_part/{dataset}/{adapter}.{part}.log",
+    benchmark:
+        "benchmarks/rank_part/{dataset}/{adapter}.{part}.tsv"
+    conda:
+        ENV
+    script:
+        "../../scripts/rank_part.py"

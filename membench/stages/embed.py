@@ -1,0 +1,86 @@
+"""embed stages: gather the distinct texts a dataset's embedding runs need, then embed them in shards.
+
+`collect` loads every embedding run of a dataset (gold-free view only, with the run's fact logs), asks each for
+its texts (`membench.embedding_plan`) and writes the distinct (model, text) pairs once. `embed_shard` embeds
+the texts whose sha256 falls in its shard into the content-addressed cache (`membench.embeddings`): shards run
+side by side on every core (or on many cluster nodes), and a text already in the cache costs nothing. Rank jobs
+of embedding runs wait for every shard, then only read vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from membench.adapters.registry import load_adapter
+from membench.datasets.registry import USER_TURNS_ONLY
+from membench.embedding_plan import run_texts
+from membench.embeddings import EmbeddingCache
+from membench.io import atomic_write_parquet, atomic_write_text
+from membench.sessions.reader import SessionStore
+from membench.stages.rank import granularities_for
+
+log = logging.getLogger(__name__)
+TEXT_COLUMNS = {"model_path": "string", "text": "string"}
+
+
+def collect(kind: str, dataset_dir: Path, runs: list[dict[str, Any]], texts_path: Path, summary_path: Path,
+            options: dict[str, Any] | None = None) -> pd.DataFrame:
+    """runs: [{name, spec, params, facts}] (facts: the run's fact-log folder or None). Writes the distinct
+    (model_path, text) pairs and a summary: distinct texts, and per run its distinct texts and occurrences."""
+    stores: dict[str | None, SessionStore] = {}
+    rows: dict[tuple[str, str], None] = {}
+    summary: dict[str, Any] = {"runs": {}}
+    for run in runs:
+        facts = run.get("facts")
+        if facts not in stores:
+            stores[facts] = SessionStore(dataset_dir, user_turns_only=USER_TURNS_ONLY[kind],
+                                         facts_dir=Path(facts) if facts else None)
+        adapter = load_adapter(run["spec"], run["params"], {"embedding_options": options or {}})
+        cache = adapter.embedder()
+        if cache is None:
+            summary["runs"][run["name"]] = {"distinct": 0, "occurrences": 0}
+            continue
+        wanted = run_texts(adapter, stores[facts], granularities_for(kind, adapter))
+        rows.update(dict.fromkeys((cache.model_path or "", text) for text in wanted.texts))
+        summary["runs"][run["name"]] = {"model": cache.model_id, "distinct": len(wanted.texts),
+                                        "occurrences": wanted.occurrences}
+    table = pd.DataFrame(list(rows), columns=list(TEXT_COLUMNS)).astype(TEXT_COLUMNS)
+    summary["distinct"] = len(table)
+    summary["occurrences"] = sum(r["occurrences"] for r in summary["runs"].values())
+    atomic_write_parquet(table, texts_path)
+    atomic_write_text(summary_path, json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    log.info("%d distinct texts to embed for %d runs (%d with repeats)", len(table), len(runs),
+             summary["occurrences"])
+    return table
+
+
+def shard_of(text: str, shards: int) -> int:
+    """The shard a text belongs to: its sha256 modulo the shard count (stable across runs and machines)."""
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:8], "big") % shards
+
+
+def embed_shard(texts_path: Path, shard: int, shards: int, cache_dir: Path, manifest_path: Path,
+                options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Embed this shard's texts into the cache (only those not cached yet); the manifest records the counts."""
+    table = pd.read_parquet(texts_path)
+    manifest: dict[str, Any] = {"shard": shard, "shards": shards, "models": {}}
+    for model_path, part in table.groupby("model_path", sort=True):
+        texts = [t for t in part.text if shard_of(t, shards) == shard]
+        cache = EmbeddingCache(cache_dir, model_path=model_path or None, **(options or {}))
+        start = time.perf_counter()
+        cache.ensure(texts)
+        cache.flush()
+        seconds = time.perf_counter() - start
+        manifest["models"][cache.model_id] = {"texts": len(texts), "embedded": cache.misses,
+                                              "cached": len(texts) - cache.misses, "seconds": round(seconds, 3)}
+        log.info("shard %d/%d, %s: %d texts, %d embedded in %.1f s", shard, shards, cache.model_id, len(texts),
+                 cache.misses, seconds)
+    atomic_write_text(manifest_path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return manifest

@@ -1,0 +1,109 @@
+"""The embed stage: the texts each run needs found ahead, embedded once in shards, read by rank jobs with no
+model call; vectors that do not depend on batching; sharded rank jobs that merge into the unsharded run."""
+
+from __future__ import annotations
+
+import json
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from membench.adapters.registry import load_adapter
+from membench.embeddings import EmbeddingCache, default_model_path
+from membench.encoder import length_batches, load_model, padfree_encoder
+from membench.io import atomic_write_parquet
+from membench.stages import embed
+from membench.stages.rank import granularities_for, merge_parts, part_of, rank_dataset, write_trec
+
+pytestmark = pytest.mark.data
+
+
+def test_length_batches_group_equal_lengths_and_cut_at_batch_size():
+    lengths = [5, 3, 5, 5, 3, 7, 5]
+    assert length_batches(lengths, 2) == [[1, 4], [0, 2], [3, 6], [5]]
+    assert sorted(i for b in length_batches(lengths, 64) for i in b) == list(range(7))
+
+
+def test_part_of_cuts_contiguous_near_equal_slices():
+    items = list(range(10))
+    parts = [part_of(items, p, 3) for p in range(3)]
+    assert parts == [[0, 1, 2], [3, 4, 5], [6, 7, 8, 9]]
+    assert part_of(items, 0, 1) == items and part_of([1], 1, 2) == [1] and part_of([1], 0, 2) == []
+
+
+def test_shards_partition_the_texts():
+    texts = [f"text number {i}" for i in range(500)]
+    owners = [embed.shard_of(t, 4) for t in texts]
+    counts = np.bincount(owners, minlength=4)
+    assert counts.sum() == 500 and counts.min() > 90  # every text in exactly one shard, shards near-even
+    assert embed.shard_of("text number 7", 4) == embed.shard_of("text number 7", 4)
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return load_model(default_model_path(), threads=1)
+
+
+def test_a_vector_does_not_depend_on_its_batch(parsed, minilm):
+    """Pad-free batches give every text the bytes it gets when encoded alone: the ground for byte-identical
+    runs however the texts are sharded, ordered or shared between jobs."""
+    turns = parsed["locomo"].turns
+    texts = list(dict.fromkeys(turns.text))[:60] + ["x " * 400]  # mixed lengths, one truncated at 256 pieces
+    encode = padfree_encoder(minilm, batch_size=16)
+    together = encode(texts)
+    alone = np.stack([encode([t])[0] for t in texts])
+    reversed_order = encode(texts[::-1])[::-1]
+    assert np.array_equal(together, alone) and np.array_equal(together, reversed_order)
+
+
+def test_collect_counts_distinct_texts_per_run(ingested, tmp_path):
+    runs = [{"name": n, "spec": n, "params": {}, "facts": None} for n in ("dense", "hybrid", "state-aware", "bm25")]
+    table = embed.collect("procedural", ingested["procedural"], runs, tmp_path / "texts.parquet",
+                          tmp_path / "texts.json")
+    summary = json.loads((tmp_path / "texts.json").read_text())
+    # dense and hybrid embed the same 336 trajectory texts and 39 distinct query texts (medium_12 and hard_14
+    # share theirs); state-aware embeds its own 336 "Task: ...\nSteps: ..." texts and the same queries.
+    assert summary["runs"]["dense"] == {"model": "sentence-transformers/all-MiniLM-L6-v2", "distinct": 375,
+                                        "occurrences": 40 * 336 + 40}
+    assert summary["runs"]["hybrid"]["distinct"] == 375 and summary["runs"]["state-aware"]["distinct"] == 375
+    assert summary["runs"]["bm25"] == {"distinct": 0, "occurrences": 0}
+    assert summary["distinct"] == len(table) == 375 + 336 and table.text.is_unique
+    assert pd.read_parquet(tmp_path / "texts.parquet").equals(table)
+
+
+def test_shards_embed_once_and_rank_jobs_load_no_model(ingested, tmp_path, minilm):
+    runs = [{"name": "state-aware", "spec": "state-aware", "params": {}, "facts": None}]
+    embed.collect("procedural", ingested["procedural"], runs, tmp_path / "texts.parquet", tmp_path / "texts.json")
+    cache_dir = tmp_path / "cache"
+    manifests = [embed.embed_shard(tmp_path / "texts.parquet", i, 3, cache_dir, tmp_path / f"shard-{i}.json",
+                                   {"threads": 1}) for i in range(3)]
+    counts = [m["models"]["sentence-transformers/all-MiniLM-L6-v2"] for m in manifests]
+    assert sum(c["texts"] for c in counts) == sum(c["embedded"] for c in counts) == 375
+    again = embed.embed_shard(tmp_path / "texts.parquet", 0, 3, cache_dir, tmp_path / "again.json")
+    assert again["models"]["sentence-transformers/all-MiniLM-L6-v2"]["embedded"] == 0  # a rerun costs nothing
+
+    adapter = load_adapter("state-aware", {}, {"embedding_cache_dir": cache_dir})
+    rank_dataset("procedural", ingested["procedural"], adapter, depth=10)
+    cache = adapter.embedder()
+    assert cache.misses == 0 and cache.model_calls == 0 and cache.hits >= 375
+
+
+@pytest.mark.parametrize("kind, parts", [("procedural", 3), ("longmemeval", 2), ("locomo", 4)])
+def test_sharded_rank_merges_to_the_unsharded_run_byte_for_byte(ingested, tmp_path, kind, parts):
+    folder = ingested[kind]
+    adapter = load_adapter("bm25-time")
+    whole = rank_dataset(kind, folder, adapter, depth=20)
+    pieces = [rank_dataset(kind, folder, adapter, 20, None, p, parts) for p in range(parts)]
+    assert all(len(p) for p in pieces)
+    merged = merge_parts(kind, adapter, pieces)
+    files = []
+    for name, run in (("whole", whole), ("merged", merged)):
+        atomic_write_parquet(run, tmp_path / f"{name}.parquet")
+        write_trec(run, tmp_path / f"{name}.trec", "bm25-time")
+        files.append(((tmp_path / f"{name}.parquet").read_bytes(), (tmp_path / f"{name}.trec").read_bytes()))
+    assert files[0] == files[1]
+    assert len(granularities_for(kind, adapter)) == (2 if kind == "longmemeval" else 1)
