@@ -2,6 +2,8 @@
 
 Snakemake reruns a `script:` rule when its script changes but not when a module it imports changes;
 rules pass `code_version(...)` of the modules they depend on as a param so an edit reruns exactly them.
+Every rule asks for these hashes each time Snakemake starts, so a file's bytes, digest and imports are read
+once per process (keyed by its mtime and size, so an edited file is read again): a no-op rerun stays fast.
 """
 
 from __future__ import annotations
@@ -21,8 +23,23 @@ def code_version(*paths: str | Path) -> str:
     digest = hashlib.sha256()
     for path in sorted(_files(paths)):
         digest.update(str(path.relative_to(REPO)).encode())
-        digest.update(path.read_bytes())
+        digest.update(file_bytes(path))
     return digest.hexdigest()[:16]
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_mtime_ns, stat.st_size
+
+
+@lru_cache(maxsize=None)
+def _read(path: Path, stamp: tuple[int, int]) -> bytes:
+    return path.read_bytes()
+
+
+def file_bytes(path: Path) -> bytes:
+    """A file's bytes, read once per process while its mtime and size stay the same."""
+    return _read(path, _stamp(path))
 
 
 @lru_cache(maxsize=None)
@@ -61,9 +78,14 @@ def spec_origin(name: str) -> Path | None:
 
 def imports_of(path: Path, module_name: str) -> set[str]:
     """Absolute names of the modules a file imports (and `from X import y` candidates X.y)."""
+    return set(_imports(path, module_name, _stamp(path)))
+
+
+@lru_cache(maxsize=None)
+def _imports(path: Path, module_name: str, stamp: tuple[int, int]) -> frozenset[str]:
     package = module_name if path.name == "__init__.py" else module_name.rpartition(".")[0]
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+    for node in ast.walk(ast.parse(file_bytes(path), filename=str(path))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -75,7 +97,7 @@ def imports_of(path: Path, module_name: str) -> set[str]:
                     continue
             names.add(base)
             names.update(f"{base}.{alias.name}" for alias in node.names)
-    return names
+    return frozenset(names)
 
 
 def plugin_root(module_name: str, origin: Path) -> Path:

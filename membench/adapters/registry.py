@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-from membench.provenance import closure as _closure, plugin_root as _plugin_root, spec_origin as _spec_origin, under as _under
+from membench.provenance import closure as _closure, file_bytes as _file_bytes, plugin_root as _plugin_root, spec_origin as _spec_origin, under as _under
 from membench.adapters.action_only import ActionOnlyAdapter
 from membench.adapters.base import Adapter
 from membench.adapters.bm25 import BM25Adapter
@@ -176,6 +176,6 @@ def adapter_version(spec: str, params: Mapping[str, Any] | None = None) -> str:
     """16 hex digits of sha256 over the adapter's source files (relative path + bytes) and its params."""
     digest = hashlib.sha256()
     for path in sorted(adapter_source_files(spec), key=_display):
-        digest.update(_display(path).encode() + b"\0" + path.read_bytes() + b"\0")
+        digest.update(_display(path).encode() + b"\0" + _file_bytes(path) + b"\0")
     digest.update(json.dumps(dict(params or {}), sort_keys=True, default=str).encode())
     return digest.hexdigest()[:16]

@@ -15,10 +15,10 @@ from membench.scoring.tables import Gold, frame, ranked_lists, rows_for
 
 def corpus_for(question_id: str, gold: Gold, evidence_turns: set[str]) -> lme.UpstreamIds:
     """The question's two upstream corpora, in haystack order."""
-    keys = gold.haystacks[gold.haystacks.haystack_id == question_id].sort_values("position").session_key
-    turns = gold.turns_by_session.loc[list(keys)].reset_index()
     return lme.upstream_corpus_ids(
-        (t.session_id, t.turn_index, t.role, t.item_id in evidence_turns) for t in turns.itertuples(index=False))
+        (session_id, turn_index, role, item_id in evidence_turns)
+        for key in gold.haystack_sessions.get(question_id, [])
+        for session_id, turn_index, role, item_id in gold.turn_rows[key])
 
 
 def score(run: pd.DataFrame, gold: Gold) -> pd.DataFrame:

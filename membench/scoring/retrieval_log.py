@@ -30,7 +30,7 @@ def write_log(run: pd.DataFrame, gold: Gold, scores: pd.DataFrame, granularity: 
     evidence = gold.qrels_by_question("turn")
     by_q = {qid: dict(zip(g.metric, g.value)) for qid, g in scores.groupby("question_id")}
     turn_text = {(r.session_id, r.turn_index): r for r in gold.turns.itertuples(index=False)}
-    sessions = _session_docs(gold.turns)
+    sessions = _session_docs(gold.turns) if granularity == "session" else {}  # turn logs never need them
     written = 0
     with atomic_path(out) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for q in gold.questions.to_dict("records"):

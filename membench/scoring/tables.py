@@ -25,9 +25,20 @@ class Gold:
         return cls(*(pd.read_parquet(Path(folder) / f"{n}.parquet") for n in ("questions", "turns", "haystacks", "qrels")))
 
     @cached_property
-    def turns_by_session(self) -> pd.DataFrame:
-        """turns indexed by session_key, built once: per-question corpus lookups stay cheap on LongMemEval-S."""
-        return self.turns.set_index("session_key")
+    def turn_rows(self) -> dict[str, list[tuple]]:
+        """session_key -> its turns as (session_id, turn_index, role, item_id), in table order. Built once per
+        job, so a question's corpus is a few list look-ups, not a scan of every turn of the dataset."""
+        rows: dict[str, list[tuple]] = {}
+        columns = (self.turns[c].tolist() for c in ("session_key", "session_id", "turn_index", "role", "item_id"))
+        for key, *row in zip(*columns):
+            rows.setdefault(key, []).append(tuple(row))
+        return rows
+
+    @cached_property
+    def haystack_sessions(self) -> dict[str, list[str]]:
+        """haystack_id -> its session keys in haystack order, built once per job."""
+        ordered = self.haystacks.sort_values(["haystack_id", "position"], kind="stable")
+        return {h: list(g.session_key) for h, g in ordered.groupby("haystack_id", sort=False)}
 
     def qrels_by_question(self, granularity: str) -> dict[str, dict[str, float]]:
         q = self.qrels[self.qrels.granularity == granularity]
