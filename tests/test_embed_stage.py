@@ -51,8 +51,7 @@ def minilm():
 def test_a_vector_does_not_depend_on_its_batch(parsed, minilm):
     """Pad-free batches give every text the bytes it gets when encoded alone: the ground for byte-identical
     runs however the texts are sharded, ordered or shared between jobs."""
-    turns = parsed["locomo"].turns
-    texts = list(dict.fromkeys(turns.text))[:60] + ["x " * 400]  # mixed lengths, one truncated at 256 pieces
+    texts = list(dict.fromkeys(t["text"] for t in parsed["locomo"].turns))[:60] + ["x " * 400]  # mixed lengths, one truncated at 256 pieces
     encode = padfree_encoder(minilm, batch_size=16)
     together = encode(texts)
     alone = np.stack([encode([t])[0] for t in texts])
