@@ -28,6 +28,15 @@ def dataset_source(wildcards):
     return f"{RESOURCES}/{wildcards.dataset}"
 
 
+def errata_file(wildcards):
+    """The gold-label errata a LoCoMo parse applies (an input, so editing the file reparses)."""
+    if dataset_spec(wildcards)["kind"] != "locomo" or not config["errata"]["enabled"]:
+        return []
+    from membench.datasets.errata import shipped_path
+
+    return config["errata"]["path"] or str(shipped_path())
+
+
 # ---------------------------------------------------------------- adapters
 
 from membench.adapters.registry import adapter_source_files, adapter_version, facts_base
