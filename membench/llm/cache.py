@@ -68,8 +68,9 @@ def canonical_request(model: str, messages: Sequence[Mapping[str, Any]],
         "messages": [dict(m) for m in messages],
         "params": {k: v for k, v in sorted((params or {}).items()) if v is not None},
     }
-    if tags:
-        out["tags"] = {str(k): v for k, v in sorted(tags.items()) if v is not None}
+    kept = {str(k): v for k, v in sorted((tags or {}).items()) if v is not None}
+    if kept:
+        out["tags"] = kept
     return out
 
 

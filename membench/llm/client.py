@@ -612,7 +612,10 @@ class LLMClient:
                 self._sleep(delay)
 
     def _fatal(self, what: str, check: str) -> LLMConfigError:
-        """The one-line error that stops a stage: endpoint (no credentials), model, what to check."""
+        """The one-line error that stops a stage: endpoint (no credentials), model, what to check. No further
+        request is started (the other workers see the stop flag)."""
+        self._stop_reason = self._stop_reason or "unusable endpoint"
+        self._stopping.set()
         endpoint = safe_url(self.base_url) or "https://api.openai.com/v1"
         return LLMConfigError(self.redact(f"{what} at {endpoint} for model {self.model!r}: {check}; nothing was "
                                           f"lost (answered calls are kept in the call cache {self.cache.path})"))

@@ -10,7 +10,7 @@ LoCoMo category 5 is decided by upstream's rule, without a call), computes LoCoM
   interrupted | excluded), answer_status, verdict_status, verdict_by (llm | rule), n_context, answer_model,
   verdict_model, error, rubric (the rubric version), verdicts (one character per verdict sample: 1, 0 or -),
   erratum (the gold-label erratum applied, if any), correct_upstream / f1_upstream (the same against the
-  benchmark's own answer, before errata);
+  benchmark's own answer, before errata), prompts (the answer and verdict prompt versions);
 - the per-question score rows (``qa/accuracy``, ``qa/f1``) in the scorer's shape, for the aggregate rule;
 - a cost JSON (meter stages ``qa-answer`` and ``qa-verdict``).
 
@@ -71,7 +71,7 @@ QA_COLUMNS = {"question_id": "string", "split": "string", "question_type": "stri
               "status": "string", "answer_status": "string", "verdict_status": "string", "verdict_by": "string",
               "n_context": "int64", "answer_model": "string", "verdict_model": "string", "error": "string",
               "rubric": "string", "verdicts": "string", "erratum": "string", "correct_upstream": "boolean",
-              "f1_upstream": "float64"}
+              "f1_upstream": "float64", "prompts": "string"}
 
 
 def select_questions(questions: pd.DataFrame, opts: Mapping[str, Any]) -> pd.DataFrame:
@@ -146,7 +146,8 @@ def run(kind: str, dataset_dir: Path, run_path: Path, out_path: Path, scores_pat
              "category": q.get("category"), "answer": None, "raw_answer": None, "correct": pd.NA, "f1": np.nan,
              "status": None, "answer_status": None, "verdict_status": None, "verdict_by": None,
              "n_context": n, "answer_model": None, "verdict_model": None, "error": None, "rubric": None,
-             "verdicts": None, "erratum": q.get("erratum"), "correct_upstream": pd.NA, "f1_upstream": np.nan}
+             "verdicts": None, "erratum": q.get("erratum"), "correct_upstream": pd.NA, "f1_upstream": np.nan,
+             "prompts": f"{answer_prompt.version} {verdict_prompt.version}"}
             for q, n in zip(records, n_context)]
 
     answer_client = make_client(config, cache_path, "qa-answer", **client_overrides)
