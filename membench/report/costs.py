@@ -3,7 +3,7 @@
 Every model stage (facts, judge, qa) writes a **cost JSON** next to its outputs::
 
     {"stage": "judge", "dataset": "procedural", "adapter": "bm25", "status": "complete" | "budget" |
-     "interrupted", "message": str | null, "model": "...", "base_url": "<no credentials>",
+     "interrupted" | "failed", "message": str | null, "model": "...", "base_url": "<no credentials>",
      "prompts": [{name, source, sha256}], "summary": <LLMClient.summary(): the CostMeter summary with per
      meter-stage counters (requests, calls, cache_hits, retries, malformed, failures, budget_stopped,
      prompt_tokens, completion_tokens, cost_usd), budget and spend>}
