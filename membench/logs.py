@@ -1,4 +1,9 @@
-"""Send a stage's logging to its Snakemake `log:` file, and record a failure's reason there too."""
+"""Send a stage's logging to its Snakemake `log:` file, and record a failure's reason there too.
+
+An error that already says everything in one line (``exit_quietly = True`` on its class: a model stage that
+stopped, an endpoint that cannot be used) and Ctrl-C end the process with that one line and a non-zero exit,
+without a Python traceback.
+"""
 
 from __future__ import annotations
 
@@ -26,8 +31,14 @@ def log_to(path: str | Path | None, level: int = logging.INFO) -> Iterator[loggi
     log = logging.getLogger("membench")
     try:
         yield log
+    except KeyboardInterrupt:
+        log.error("interrupted (SIGINT) outside the model calls: the call cache keeps every answered call (a "
+                  "rerun repays nothing); this job's partial outputs are not kept")
+        raise SystemExit(130) from None
     except Exception as err:
         log.error("%s: %s", type(err).__name__, err)
+        if getattr(err, "exit_quietly", False):
+            raise SystemExit(1) from None
         raise
     finally:
         for h in handlers:

@@ -11,7 +11,7 @@ with log_to(snakemake.log[0]):
     i, p = snakemake.input, snakemake.params
     judged = [tuple(k) for k in p.judged]
     models = model_stages_markdown(
-        qa=dict(zip([tuple(k) for k in p.answered], i.qa)),
+        qa=dict(zip([tuple(k) for k in p.answered], i.qa)), calibration=dict(zip(p.calibrated, i.calibration)),
         judge={k: (o, e) for k, o, e in zip(judged, i.official, i.extended)},
         judgments=dict(zip(judged, i.judgments)), costs=list(i.costs),
         resamples=p.config["report"]["bootstrap_resamples"], seed=p.config["report"]["seed"])

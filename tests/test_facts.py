@@ -93,9 +93,10 @@ def test_malformed_and_failed_sessions_get_no_facts(ingested, tmp_path):
 
     with FakeOpenAIServer(responder) as server:
         server.add_fault("malformed", times=3, match=marker)  # the ask and both repair re-asks
-        manifest = facts.run("longmemeval", folder, tmp_path / "f", config(server), tmp_path / "c.jsonl",
-                             progress=False)
-    assert manifest["failures"] == 2 and manifest["sessions_with_facts"] == 78
+        # 2 of 80 sessions fail: 2.5%, tolerated under a 5% threshold (the default 2% would fail the stage)
+        manifest = facts.run("longmemeval", folder, tmp_path / "f", config(server, max_failed_share=0.05),
+                             tmp_path / "c.jsonl", progress=False)
+    assert manifest["failures"] == 2 and manifest["sessions_with_facts"] == 78 and manifest["status"] == "complete"
     failed = {f["session_key"]: f["error"] for f in manifest["failed_sessions"]}
     assert set(failed) == {target, wrong_shape}
     assert "facts[0] needs a non-empty string 'fact'" in failed[wrong_shape]

@@ -42,7 +42,8 @@ def work(tmp_path_factory, server, locomo_dir, procedural_dir, longmemeval_dir, 
                 "prices": {"fake-model": {"input_per_1m": 0.5, "output_per_1m": 1.5}}, "budget_usd": 100.0},
         "facts": {"source": "llm", "adapters": ["bm25"]},
         "judge": {"enabled": True, "k": 10, "adapters": ["bm25", "state-aware"]},
-        "qa": {"enabled": True, "adapters": ["bm25"], "k": 5, "limit": 20},
+        "qa": {"enabled": True, "adapters": ["bm25"], "k": 5, "limit": 20,
+               "judge_calibration": {"enabled": True, "n": 10}},
         "report": {"bootstrap_resamples": 1000},
     }
     (work / "models.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
@@ -57,8 +58,11 @@ def test_report_shows_model_stages_and_costs(work):
                  "### Model-call costs", "bm25+facts"):
         assert part in report, part
     costs = report[report.index("### Model-call costs"):]
-    for stage in ("facts", "judge", "qa-answer", "qa-verdict"):
+    for stage in ("facts", "judge", "qa-answer", "qa-verdict", "qa-calibration"):
         assert f"| {stage}" in costs, stage
+    for part in ("#### Judge calibration", "#### Rubrics and prompts", "judge false-accept [95% CI]",
+                 "gold_erratum_corrected"):
+        assert part in report, part
 
 
 def test_every_call_was_made_once(work, server):

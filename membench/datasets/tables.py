@@ -22,6 +22,7 @@ QUESTION_COLUMNS = {
     "question_id": "string", "index": "int64", "split": "string", "question": "string",
     "question_date": "string", "question_type": "string", "category": "Int64", "tier": "string",
     "answer": "string", "adversarial_answer": "string", "is_abstention": "bool", "haystack_id": "string",
+    "upstream_answer": "string", "erratum": "string",  # set where a gold-label erratum changed the answer
 }
 TURN_COLUMNS = {
     "session_key": "string", "session_id": "string", "session_date": "string", "conversation_id": "string",

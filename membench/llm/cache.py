@@ -2,7 +2,9 @@
 
 Key
     ``sha256`` of the canonical JSON (sorted keys, compact separators, UTF-8) of
-    ``{"model": ..., "messages": [...], "params": {...}}`` -- the inputs that decide the reply. Endpoint
+    ``{"model": ..., "messages": [...], "params": {...}}`` -- the inputs that decide the reply -- plus, when a
+    stage gives them, ``"tags"``: labels that are hashed and stored but never sent (the prompt and rubric
+    versions of a verdict, the sample number of a re-asked verdict, so N samples are N keys). Endpoint
     details (base_url, API key, timeout, retry settings, stage name) are *not* part of it, so the same
     prompt against another deployment of the same model is a hit, and nothing secret is ever hashed
     or stored. ``None``-valued params are dropped before hashing.
@@ -59,18 +61,23 @@ _REQUIRED = ("key", "status")
 
 
 def canonical_request(model: str, messages: Sequence[Mapping[str, Any]],
-                      params: Mapping[str, Any] | None = None) -> dict:
-    """The endpoint-independent request record that is hashed and stored."""
-    return {
+                      params: Mapping[str, Any] | None = None, tags: Mapping[str, Any] | None = None) -> dict:
+    """The endpoint-independent request record that is hashed and stored (``tags`` only when given)."""
+    out = {
         "model": str(model),
         "messages": [dict(m) for m in messages],
         "params": {k: v for k, v in sorted((params or {}).items()) if v is not None},
     }
+    kept = {str(k): v for k, v in sorted((tags or {}).items()) if v is not None}
+    if kept:
+        out["tags"] = kept
+    return out
 
 
-def make_key(model: str, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any] | None = None) -> str:
+def make_key(model: str, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any] | None = None,
+             tags: Mapping[str, Any] | None = None) -> str:
     """Cache key of a request: sha256 hex of its canonical JSON."""
-    canon = json.dumps(canonical_request(model, messages, params), sort_keys=True,
+    canon = json.dumps(canonical_request(model, messages, params, tags), sort_keys=True,
                        separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canon.encode("utf-8")).hexdigest()
 

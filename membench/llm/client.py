@@ -7,8 +7,9 @@
   timeouts, connection errors and unparsable HTTP bodies are retried up to ``max_retries`` times with
   exponential backoff and jitter (``backoff * 2**(n-1)``, jittered to 50-100 %, capped at
   ``max_backoff``); a ``Retry-After``/``retry-after-ms`` header replaces the computed delay (capped at
-  ``max_retry_after``). 401/403/404 stop the stage (:class:`LLMConfigError`: wrong key, model or URL);
-  other 4xx fail only that request.
+  ``max_retry_after``). **Fail fast:** 401/403/404 and an endpoint that cannot be reached at all (connection
+  refused, host name not found) stop the stage at once with one line naming the endpoint (never the key),
+  the model and what to check (:class:`LLMConfigError`); other 4xx fail only that request.
 * **Malformed replies.** With ``parse`` (e.g. :func:`~membench.llm.replies.json_object_parser`) a reply
   that does not validate is recorded as a ``failed`` cache line (it was paid for) and the request is asked
   again up to ``malformed_retries`` times. By default (``repair=True``) the re-ask is the original
@@ -19,9 +20,9 @@
   ``value is None``) -- never as a parsed answer or score.
 * **Cost and budget** via :class:`~membench.llm.pricing.CostMeter`; over budget, no new paid call is made,
   cache hits are still served, and :class:`BudgetExceeded` carries the clean stop message.
-* **Graceful stop (SIGTERM).** While :meth:`LLMClient.complete_many` runs in the main thread (or inside
-  :meth:`LLMClient.sigterm_guard`), SIGTERM -- how Snakemake and SLURM stop a job -- does not kill the
-  process: no new request is started (queued ones are cancelled, a retry or repair round is not begun),
+* **Graceful stop (SIGTERM, SIGINT).** While :meth:`LLMClient.complete_many` runs in the main thread (or
+  inside :meth:`LLMClient.sigterm_guard`), SIGTERM -- how Snakemake and SLURM stop a job -- and SIGINT
+  (Ctrl-C) do not kill the process: no new request is started (queued ones are cancelled, a retry or repair round is not begun),
   the HTTP calls in flight finish and are written to the cache, and :class:`StopRequested` is raised with
   the replies gathered so far (``None`` = not made). A rerun repays nothing. :meth:`request_stop` does
   the same from code.
@@ -37,6 +38,7 @@ import logging
 import os
 import random
 import signal
+import socket
 import sys
 import threading
 import time
@@ -64,13 +66,17 @@ ENV_MODEL = "MEMBENCH_LLM_MODEL"
 NO_KEY_PLACEHOLDER = "EMPTY"  # what vLLM/Ollama-style servers accept when no key is configured
 
 _RETRY_STATUS = {408, 409, 429}
-_FATAL_STATUS = {401: "the server rejected the API key", 403: "the API key is not allowed to use this model",
-                 404: "model or endpoint not found"}
+_FATAL_STATUS = {401: ("the server rejected the API key", "check the key in ${env}"),
+                 403: ("the API key is not allowed to use this model", "check the key in ${env} and llm.model"),
+                 404: ("model or endpoint not found",
+                       "check llm.model and that llm.base_url ends at the API root (e.g. .../v1)")}
 _FORBIDDEN_PARAMS = {"stream", "model", "messages", "timeout", "extra_headers", "extra_query", "extra_body"}
 
 
 class LLMError(RuntimeError):
-    """A model-call problem that stops the stage."""
+    """A model-call problem that stops the stage; its message says everything in one line."""
+
+    exit_quietly = True  # membench.logs.log_to: one error line and exit 1, no traceback
 
 
 class LLMConfigError(LLMError):
@@ -78,18 +84,22 @@ class LLMConfigError(LLMError):
 
 
 class StopRequested(LLMError):
-    """A stop was requested (SIGTERM or :meth:`LLMClient.request_stop`): no new call was started.
+    """A stop was requested (SIGTERM, SIGINT or :meth:`LLMClient.request_stop`): no new call was started.
 
     ``results`` (set by ``complete_many``): the replies in input order, ``None`` for requests not made.
     Everything that was answered is in the cache, so a rerun continues without repaying.
     """
 
-    def __init__(self, message: str = "stop requested (SIGTERM): no new model calls were started; the calls "
-                                      "in flight finished and are cached — rerun to continue",
-                 results: list | None = None):
-        self.message = message
+    def __init__(self, message: str | None = None, results: list | None = None, reason: str = "stop requested"):
+        self.message = message or stop_message(reason)
         self.results = results
-        super().__init__(message)
+        super().__init__(self.message)
+
+
+def stop_message(reason: str) -> str:
+    """What a stop keeps and what it does not, in one line."""
+    return (f"stop requested ({reason}): no new model calls were started; the calls in flight finished and are "
+            f"kept in the call cache, so a rerun repays nothing")
 
 
 class _Stopped(Exception):
@@ -147,6 +157,19 @@ def safe_url(url: str | None) -> str | None:
         return "<unparsable url>"
 
 
+def _unreachable(exc: BaseException) -> str | None:
+    """'connection refused' / 'host name not found' when the endpoint cannot be reached at all, else None
+    (a dropped connection or a timeout is transient and retried)."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(exc, socket.gaierror):
+            return "host name not found (DNS)"
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
 class LLMClient:
     """Cached, retrying, metered, concurrent chat-completions client (see the module docstring)."""
 
@@ -155,7 +178,7 @@ class LLMClient:
                  max_retries: int = 5, backoff: float = 1.0, cache: CallCache | None = None,
                  meter: CostMeter | None = None, *, malformed_retries: int = 2, repair: bool = True,
                  retry_failed: bool = True, max_backoff: float = 30.0, max_retry_after: float = 60.0,
-                 stage: str = "default", count_prior_spend: bool = True,
+                 stage: str = "default", count_prior_spend: bool = True, max_failed_share: float = 0.02,
                  sleep: Callable[[float], None] = time.sleep, owns_cache: bool = False):
         if not model:
             raise LLMConfigError("no model configured (set llm.model or $" + ENV_MODEL + ")")
@@ -178,6 +201,7 @@ class LLMClient:
         self.max_backoff = float(max_backoff)
         self.max_retry_after = float(max_retry_after)
         self.default_stage = stage
+        self.max_failed_share = float(max_failed_share)  # read by the stages: more failed calls fail the stage
         self.cache = cache
         self.meter = meter if meter is not None else CostMeter()
         self._sleep = sleep
@@ -186,6 +210,7 @@ class LLMClient:
         self._key_locks: dict[str, threading.Lock] = {}
         self._warned_no_usage = False
         self._stopping = threading.Event()
+        self._stop_reason: str | None = None
         self._pending: set[Future] = set()
         self._pending_guard = threading.RLock()
 
@@ -251,6 +276,7 @@ class LLMClient:
         interrupted main thread may hold). Calls in flight finish and are cached. A stopped client stays
         stopped: it still serves cache hits, but makes no new call.
         """
+        self._stop_reason = self._stop_reason or "request_stop"
         self._stopping.set()
         with self._pending_guard:
             pending = list(self._pending)
@@ -259,7 +285,8 @@ class LLMClient:
 
     @contextmanager
     def sigterm_guard(self) -> Iterator["LLMClient"]:
-        """Within the block, SIGTERM requests a stop (see :meth:`request_stop`) instead of killing the process.
+        """Within the block, SIGTERM and SIGINT (Ctrl-C) request a stop (see :meth:`request_stop`) instead of
+        killing the process (SIGINT would otherwise raise KeyboardInterrupt wherever the main thread is).
 
         Installed only in the main thread (Python delivers signals there); the previous handler is
         restored on exit. ``complete_many`` uses it itself; a stage may wrap all of its work in it.
@@ -268,16 +295,18 @@ class LLMClient:
             yield self
             return
 
-        def on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
+        def on_signal(signum, frame):  # noqa: ARG001 - signal handler signature
             # only set the flag (Event.set takes a lock the main thread never holds); complete_many's loop
             # cancels the queued requests, and a worker checks the flag before every HTTP attempt
+            self._stop_reason = self._stop_reason or signal.Signals(signum).name
             self._stopping.set()
 
-        previous = signal.signal(signal.SIGTERM, on_sigterm)
+        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
             yield self
         finally:
-            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
     def summary(self) -> dict:
         """The meter summary plus cache facts, for the report."""
@@ -287,26 +316,27 @@ class LLMClient:
         return out
 
     # ------------------------------------------------------------------ public calls
-    def key_for(self, messages: Sequence[Mapping[str, Any]], **params) -> str:
+    def key_for(self, messages: Sequence[Mapping[str, Any]], tags: Mapping[str, Any] | None = None, **params) -> str:
         """The cache key :meth:`complete` would use."""
-        return make_key(self.model, messages, self._clean_params(params))
+        return make_key(self.model, messages, self._clean_params(params), tags)
 
     def complete(self, messages: Sequence[Mapping[str, Any]], stage: str | None = None,
-                 parse: Callable[[str], Any] | None = None, **params) -> Reply:
+                 parse: Callable[[str], Any] | None = None, tags: Mapping[str, Any] | None = None,
+                 **params) -> Reply:
         """One request, cache first. Raises BudgetExceeded (no paid call made), LLMConfigError, or
-        StopRequested (a stop was requested before the call was made)."""
+        StopRequested (a stop was requested before the call was made). ``tags`` join the cache key only."""
         stage = stage or self.default_stage
         try:
-            return self._complete_one(list(messages), self._clean_params(params), stage, parse)
+            return self._complete_one(list(messages), self._clean_params(params), stage, parse, tags)
         except _Stopped:
-            raise StopRequested() from None
+            raise StopRequested(reason=self._stop_reason or "request_stop") from None
 
     def complete_many(self, requests: Sequence[Any], stage: str | None = None,
                       parse: Callable[[str], Any] | None = None, progress: bool = True, **params) -> list[Reply]:
         """Many requests with at most ``concurrency`` in flight; replies in input order.
 
-        A request is a list of messages, or a dict ``{"messages": [...], <param>: ...}`` whose params
-        override ``**params``. Identical requests are made once. Failures come back as failed Replies.
+        A request is a list of messages, or a dict ``{"messages": [...], "tags"?: {...}, <param>: ...}``
+        whose params override ``**params`` (``tags`` join the cache key but are not sent). Identical requests are made once. Failures come back as failed Replies.
         If the budget runs out, the remaining uncached requests are not made, cached ones are still
         served, and :class:`BudgetExceeded` is raised at the end with ``.results`` (None = not made).
         On SIGTERM (or :meth:`request_stop`) no new request is started, the ones in flight finish, and
@@ -316,7 +346,7 @@ class LLMClient:
         items = [self._normalise_request(r, params, i) for i, r in enumerate(requests)]
         results: list[Reply | None] = [None] * len(items)
         if self._stopping.is_set():
-            raise StopRequested(results=results)
+            raise StopRequested(results=results, reason=self._stop_reason or "request_stop")
         budget_stops = 0
         from tqdm import tqdm
 
@@ -326,10 +356,10 @@ class LLMClient:
         futures: dict[Future, int] = {}
         try:
             with self.sigterm_guard():
-                for i, (msgs, p) in enumerate(items):
+                for i, (msgs, p, tags) in enumerate(items):
                     if self._stopping.is_set():
                         break
-                    fut = pool.submit(self._complete_one, msgs, p, stage, parse)
+                    fut = pool.submit(self._complete_one, msgs, p, stage, parse, tags)
                     futures[fut] = i
                     with self._pending_guard:
                         self._pending.add(fut)
@@ -366,7 +396,7 @@ class LLMClient:
             pool.shutdown(wait=True)
         if self._stopping.is_set():
             made = sum(r is not None for r in results)
-            exc = StopRequested(results=results)
+            exc = StopRequested(results=results, reason=self._stop_reason or "request_stop")
             log.warning("stage %s: %s (%d of %d requests answered; everything answered is in %s)",
                         stage, exc.message, made, len(items), self.cache.path)
             raise exc
@@ -386,14 +416,14 @@ class LLMClient:
             raise ValueError(f"parameter(s) {', '.join(bad)} cannot be passed per request")
         return {k: v for k, v in params.items() if v is not None}
 
-    def _normalise_request(self, req: Any, common: Mapping[str, Any], index: int) -> tuple[list, dict]:
+    def _normalise_request(self, req: Any, common: Mapping[str, Any], index: int) -> tuple[list, dict, dict | None]:
         if isinstance(req, Mapping):
             if "messages" not in req:
                 raise ValueError(f"request {index} is a dict without 'messages'")
-            extra = {k: v for k, v in req.items() if k != "messages"}
-            return list(req["messages"]), self._clean_params({**common, **extra})
+            extra = {k: v for k, v in req.items() if k not in ("messages", "tags")}
+            return list(req["messages"]), self._clean_params({**common, **extra}), req.get("tags")
         if isinstance(req, Sequence) and not isinstance(req, (str, bytes)):
-            return list(req), self._clean_params(dict(common))
+            return list(req), self._clean_params(dict(common)), None
         raise ValueError(f"request {index} must be a list of messages or a dict with 'messages'")
 
     def _key_lock(self, key: str) -> threading.Lock:
@@ -427,9 +457,9 @@ class LLMClient:
         self.cache.append(entry)
 
     def _complete_one(self, messages: list, params: dict, stage: str,
-                      parse: Callable[[str], Any] | None) -> Reply:
-        request = canonical_request(self.model, messages, params)
-        key = make_key(self.model, messages, params)
+                      parse: Callable[[str], Any] | None, tags: Mapping[str, Any] | None = None) -> Reply:
+        request = canonical_request(self.model, messages, params, tags)
+        key = make_key(self.model, messages, params, tags)
         self.meter.record_request(stage)
         with self._key_lock(key):
             hit = self.cache.get(key)
@@ -546,9 +576,9 @@ class LLMClient:
                 status = exc.status_code
                 detail = self.redact(getattr(exc, "message", "") or exc)
                 if status in _FATAL_STATUS:
-                    raise LLMConfigError(
-                        f"{_FATAL_STATUS[status]} (HTTP {status}) at {safe_url(self.base_url) or 'api.openai.com'} "
-                        f"for model {self.model!r}; key from {self._key_source}: {detail}") from None
+                    what, check = _FATAL_STATUS[status]
+                    raise self._fatal(f"{what} (HTTP {status}: {detail[:120]})",
+                                      check.replace("${env}", f"${self.api_key_env}")) from None
                 if status not in _RETRY_STATUS and status < 500:
                     return _Outcome(attempts=attempt, error=f"HTTP {status}: {detail}")
                 reason, retry_after = f"HTTP {status} ({detail[:200]})", self._retry_after(exc)
@@ -557,6 +587,10 @@ class LLMClient:
                 reason, retry_after = f"timed out after {self.timeout:g}s", None
             except openai.APIConnectionError as exc:
                 self.meter.release()
+                unreachable = _unreachable(exc)
+                if unreachable:
+                    raise self._fatal(unreachable, "check llm.base_url (or $" + ENV_BASE_URL + ") and that the "
+                                      "server is running and reachable from this machine") from None
                 reason, retry_after = f"connection error ({type(exc.__cause__ or exc).__name__})", None
             except (openai.APIResponseValidationError, ValueError) as exc:
                 self.meter.release()
@@ -576,6 +610,15 @@ class LLMClient:
                 self._stopping.wait(delay)  # a stop request cuts the backoff short
             else:
                 self._sleep(delay)
+
+    def _fatal(self, what: str, check: str) -> LLMConfigError:
+        """The one-line error that stops a stage: endpoint (no credentials), model, what to check. No further
+        request is started (the other workers see the stop flag)."""
+        self._stop_reason = self._stop_reason or "unusable endpoint"
+        self._stopping.set()
+        endpoint = safe_url(self.base_url) or "https://api.openai.com/v1"
+        return LLMConfigError(self.redact(f"{what} at {endpoint} for model {self.model!r}: {check}; nothing was "
+                                          f"lost (answered calls are kept in the call cache {self.cache.path})"))
 
     def _outcome(self, resp: Any, stage: str, attempt: int) -> _Outcome:
         usage_obj = getattr(resp, "usage", None)
@@ -598,7 +641,7 @@ class LLMClient:
 # ---------------------------------------------------------------------- config
 
 _CONFIG_KEYS = {"model", "base_url", "api_key_env", "concurrency", "timeout", "max_retries", "backoff",
-                "malformed_retries", "repair", "retry_failed", "prices", "budget_usd", "stages"}
+                "malformed_retries", "repair", "retry_failed", "prices", "budget_usd", "stages", "max_failed_share"}
 
 
 def from_config(cfg: Mapping[str, Any], cache_path: str | os.PathLike, stage: str = "default", *,
@@ -619,6 +662,7 @@ def from_config(cfg: Mapping[str, Any], cache_path: str | os.PathLike, stage: st
           malformed_retries: 2          # optional
           prices: {gpt-4o-mini: {input_per_1m: 0.15, output_per_1m: 0.6}}
           budget_usd: 5.0               # null = no budget; caps all spend recorded in the cache file
+          max_failed_share: 0.02        # a stage with a larger share of failed calls fails (non-zero exit)
           stages: {judge: {model: ...}} # optional per-stage overrides of the keys above
 
     The cache at ``cache_path`` is opened here and closed with the client. ``overrides`` go straight to
@@ -683,7 +727,7 @@ def from_config(cfg: Mapping[str, Any], cache_path: str | os.PathLike, stage: st
         max_retries=number("max_retries", 5, int), backoff=number("backoff", 1.0),
         malformed_retries=number("malformed_retries", 2, int),
         repair=bool(section.get("repair", True)), retry_failed=bool(section.get("retry_failed", True)),
-        stage=stage,
+        stage=stage, max_failed_share=number("max_failed_share", 0.02),
     )
     kwargs.update(overrides)
     cache = CallCache(cache_path)

@@ -84,9 +84,14 @@ class Prompt:
         out.append({"role": "user", "content": self.fill(self.user, values)})
         return out
 
+    @property
+    def version(self) -> str:
+        """``<name>@<first 12 hex of the file's sha256>``: shown in the report and tagged into cache keys."""
+        return f"{self.name}@{self.sha256[:12]}"
+
     def describe(self) -> dict[str, str]:
         """Provenance record for stage outputs."""
-        return {"name": self.name, "source": self.source, "sha256": self.sha256}
+        return {"name": self.name, "source": self.source, "sha256": self.sha256, "version": self.version}
 
 
 def parse_prompt(text: str, name: str, source: str = "<text>") -> Prompt:

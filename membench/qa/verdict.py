@@ -20,6 +20,11 @@ LoCoMo (upstream ``task_eval/evaluation.py``) has no model judge; its score is t
 against the ``answer`` field), and scores category 5 (adversarial) exactly as upstream does, without a
 call: correct when the answer contains "no information available" or "not mentioned".
 
+Versions: each rubric has an id ``<name>@<8 hex of its text's sha256>`` (:func:`rubric_version`; the rule
+verdict is :data:`RULE_RUBRIC`). Every verdict request carries the prompt version, the rubric version and,
+for a re-asked verdict, its sample number as cache-key tags (:func:`verdict_request`), so editing a rubric
+or asking N samples makes new keys, and a rerun of the same ones pays nothing.
+
 The verdict reply must be ``{"correct": true|false}``; anything else is malformed and never read as a
 verdict.
 """
@@ -31,14 +36,16 @@ from typing import Any
 
 import pandas as pd
 
+from membench.io import sha256_text
 from membench.llm.prompts import Prompt
 from membench.llm.replies import json_object_parser
 from membench.metrics.qa import adversarial_correct
 
-__all__ = ["RULES", "UNANSWERABLE", "verdict_type", "rules_for", "verdict_messages", "verdict_parser",
-           "rule_verdict", "gold_for"]
+__all__ = ["RULES", "RULE_RUBRIC", "UNANSWERABLE", "verdict_type", "rules_for", "rubric_version", "verdict_messages",
+           "verdict_request", "verdict_parser", "rule_verdict", "gold_for", "uses_rule"]
 
 UNANSWERABLE = "unanswerable"
+RULE_RUBRIC = "locomo-category-5@upstream-rule"
 
 _GENERIC = ("The response is correct if it contains the correct answer (GOLD), is equivalent to it, or gives "
             "all the intermediate steps needed to reach it. If it contains only part of the information GOLD "
@@ -76,6 +83,18 @@ def rules_for(vtype: str) -> str:
     return RULES.get(vtype, RULES["default"])
 
 
+def rubric_version(vtype: str) -> str:
+    """The id of the rubric a verdict of this TYPE is judged by, e.g. ``unanswerable@1a2b3c4d``."""
+    name = vtype if vtype in RULES else "default"
+    return f"{name}@{sha256_text(RULES[name])[:8]}"
+
+
+def uses_rule(kind: str, question: Mapping[str, Any]) -> bool:
+    """True for questions decided by upstream's rule without a model (LoCoMo category 5)."""
+    category = question.get("category")
+    return kind == "locomo" and not _missing(category) and int(category) == 5
+
+
 def gold_for(question: Mapping[str, Any]) -> str | None:
     """The reference the judge compares against (the ``answer`` field)."""
     answer = question.get("answer")
@@ -84,15 +103,18 @@ def gold_for(question: Mapping[str, Any]) -> str | None:
 
 def rule_verdict(kind: str, question: Mapping[str, Any], answer: str) -> bool | None:
     """A verdict that needs no model (LoCoMo category 5), else None."""
-    category = question.get("category")
-    if kind == "locomo" and not _missing(category) and int(category) == 5:
-        return adversarial_correct(answer)
-    return None
+    return adversarial_correct(answer) if uses_rule(kind, question) else None
 
 
 def verdict_messages(prompt: Prompt, question: str, vtype: str, gold: str, answer: str) -> list[dict]:
     return prompt.messages(question=" ".join(str(question).split()), question_type=vtype, gold=gold,
                            answer=str(answer).strip(), rules=rules_for(vtype))
+
+
+def verdict_request(prompt: Prompt, question: str, vtype: str, gold: str, answer: str, sample: int = 0) -> dict:
+    """One verdict request with its cache-key tags (prompt and rubric versions; sample number when > 0)."""
+    return {"messages": verdict_messages(prompt, question, vtype, gold, answer),
+            "tags": {"prompt": prompt.version, "rubric": rubric_version(vtype), "sample": sample or None}}
 
 
 def verdict_parser():

@@ -3,7 +3,7 @@
 Every model stage (facts, judge, qa) writes a **cost JSON** next to its outputs::
 
     {"stage": "judge", "dataset": "procedural", "adapter": "bm25", "status": "complete" | "budget" |
-     "interrupted", "message": str | null, "model": "...", "base_url": "<no credentials>",
+     "interrupted" | "failed", "message": str | null, "model": "...", "base_url": "<no credentials>",
      "prompts": [{name, source, sha256}], "summary": <LLMClient.summary(): the CostMeter summary with per
      meter-stage counters (requests, calls, cache_hits, retries, malformed, failures, budget_stopped,
      prompt_tokens, completion_tokens, cost_usd), budget and spend>}
@@ -11,11 +11,13 @@ Every model stage (facts, judge, qa) writes a **cost JSON** next to its outputs:
 :func:`cost_table` turns any number of them into the report's Markdown table (one row per stage and
 meter-stage, plus a total).
 
-Stop rules shared by the stages (:func:`call_batch`): a :class:`~membench.llm.BudgetExceeded` or a SIGTERM
-(:class:`~membench.llm.client.StopRequested`) ends the batch with the replies gathered so far; the stage
-writes what it has (unanswered items get status ``"budget"`` / ``"interrupted"``), writes its cost JSON,
-and then raises :class:`StageStopped`, so the job exits non-zero with a clear message. Everything paid for
-is in the call cache, so a rerun (with a higher budget) continues without repaying.
+Stop rules shared by the stages (:func:`call_batch`): a :class:`~membench.llm.BudgetExceeded` or a SIGTERM /
+SIGINT (:class:`~membench.llm.client.StopRequested`) ends the batch with the replies gathered so far, and a
+batch whose failed calls exceed ``llm.max_failed_share`` counts as ``"failed"``; the stage writes what it has
+(unanswered items get status ``"budget"`` / ``"interrupted"``), writes its cost JSON with that status (never
+``"complete"``), and then raises :class:`StageStopped`, so the job exits non-zero with one clear line.
+Everything paid for is in the call cache, so a rerun (with a higher budget) continues without repaying;
+the partial outputs are not kept (Snakemake removes a failed job's outputs).
 """
 
 from __future__ import annotations
@@ -38,20 +40,40 @@ from membench.report.markdown import table
 log = logging.getLogger("membench.llm")
 
 __all__ = ["StageStopped", "call_batch", "make_client", "merged_summary", "write_cost", "load_costs", "cost_rows",
-           "cost_table", "STATUS_BUDGET", "STATUS_INTERRUPTED"]
+           "cost_table", "failed_share_stop", "stop_note", "STATUS_BUDGET", "STATUS_INTERRUPTED", "STATUS_FAILED"]
 
 STATUS_BUDGET = "budget"
 STATUS_INTERRUPTED = "interrupted"
+STATUS_FAILED = "failed"
 
 
 class StageStopped(RuntimeError):
-    """A model stage stopped early (budget or SIGTERM) after writing what it had; the job must fail."""
+    """A model stage stopped early (budget, signal, too many failed calls) after writing what it had; the job
+    must fail. Its message is complete in one line (:func:`membench.logs.log_to` prints no traceback)."""
+
+    exit_quietly = True
 
     def __init__(self, stage: str, status: str, message: str):
         self.stage = stage
         self.status = status
         self.message = message
         super().__init__(f"{stage} stopped ({status}): {message}")
+
+
+def stop_note(cache_path: str | os.PathLike) -> str:
+    """What a stopped stage keeps (the call cache) and what it does not (its partial outputs)."""
+    return (f"kept: every answered call, in the call cache {cache_path} (a rerun repays nothing); not kept: this "
+            f"job's partial outputs (Snakemake removes the outputs of a failed job)")
+
+
+def failed_share_stop(replies: Sequence[Any], max_share: float, stage: str) -> tuple[str | None, str | None]:
+    """(``"failed"``, message) when more than ``max_share`` of the requests failed, else (None, None)."""
+    failed = sum(1 for r in replies if r is not None and not r.ok)
+    if not replies or failed <= max_share * len(replies):
+        return None, None
+    first = next(r.error for r in replies if r is not None and not r.ok)
+    return STATUS_FAILED, (f"{failed} of {len(replies)} {stage} calls failed ({failed / len(replies):.1%}, above "
+                           f"llm.max_failed_share {max_share:.1%}); first error: {first}")
 
 
 def make_client(config: Mapping[str, Any], cache_path: str | os.PathLike, stage: str, **overrides) -> LLMClient:
@@ -65,12 +87,14 @@ def call_batch(client: LLMClient, requests: Sequence[Any], *, stage: str, parse=
                **params) -> tuple[list, str | None, str | None]:
     """``client.complete_many`` with the stop rules: returns (replies, stop status or None, message).
 
-    ``replies[i]`` is ``None`` for a request that was not made (budget reached or stop requested).
+    ``replies[i]`` is ``None`` for a request that was not made (budget reached or stop requested). The status
+    is ``"failed"`` when more than ``client.max_failed_share`` of the requests failed.
     """
     if not requests:
         return [], None, None
     try:
-        return client.complete_many(requests, stage=stage, parse=parse, progress=progress, **params), None, None
+        replies = client.complete_many(requests, stage=stage, parse=parse, progress=progress, **params)
+        return (replies, *failed_share_stop(replies, client.max_failed_share, stage))
     except BudgetExceeded as stop:
         return list(stop.results or [None] * len(requests)), STATUS_BUDGET, stop.message
     except StopRequested as stop:

@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from membench.qa.calibration import calibration_summary
 from membench.report.costs import cost_table
+from membench.report.judge_trust import calibration_section, rate_ci, stability_section, versions_section
 from membench.report.markdown import table
 from membench.scoring.extended import PREFIX
 from membench.stats import bootstrap_ci
@@ -40,35 +42,67 @@ def mean_ci(values: Iterable[float], resamples: int = 10000, seed: int = 0) -> s
     return f"{mean:.4f} [{lo:.4f}, {hi:.4f}]"
 
 
-def _accuracy_values(df: pd.DataFrame) -> list[float]:
-    return [1.0 if bool(c) else 0.0 for c in df.correct.dropna()]
+def _accuracy_values(df: pd.DataFrame, column: str = "correct") -> list[float]:
+    return [1.0 if bool(c) else 0.0 for c in df[column].dropna()] if column in df else []
+
+
+def _without_errata(df: pd.DataFrame, resamples: int, seed: int) -> tuple[str, str] | None:
+    """(accuracy, token F1) against the benchmark's own answers, when gold-label errata change either figure."""
+    if "erratum" not in df or not df.erratum.notna().any():
+        return None
+    with_acc, without_acc = mean_ci(_accuracy_values(df), resamples, seed), mean_ci(
+        _accuracy_values(df, "correct_upstream"), resamples, seed)
+    with_f1 = mean_ci(df.f1, resamples, seed) if _has_f1(df) else ""
+    without_f1 = mean_ci(df.f1_upstream, resamples, seed) if _has_f1(df) else ""
+    if (with_acc, with_f1) == (without_acc, without_f1):
+        return None
+    return without_acc, without_f1
 
 
 def _has_f1(df: pd.DataFrame) -> bool:
     return "f1" in df and df.f1.notna().any()
 
 
-def qa_section(qa: Mapping[tuple[str, str], pd.DataFrame | str | Path], resamples: int = 10000, seed: int = 0) -> str:
-    """Accuracy overall and by question type / LoCoMo category, with CIs; LoCoMo token F1 beside it.
+def qa_section(qa: Mapping[tuple[str, str], pd.DataFrame | str | Path], resamples: int = 10000, seed: int = 0,
+               calibration: Mapping[str, pd.DataFrame | str | Path] | None = None) -> str:
+    """Accuracy overall and by question type / LoCoMo category, with CIs; LoCoMo token F1 beside it; the
+    judge's false-accept rate beside the accuracy it qualifies; with and without gold-label errata.
 
-    ``qa`` maps (dataset, adapter) -> the stage's qa.parquet (frame or path).
+    ``qa`` maps (dataset, adapter) -> the stage's qa.parquet (frame or path); ``calibration`` maps dataset ->
+    the qa_calibration stage's probe table.
     """
     if not qa:
         return ""
     frames = {key: _frame(v) for key, v in qa.items()}
+    calib = {d: _frame(v) for d, v in (calibration or {}).items()}
+    judge_fa = {d: {r.group: rate_ci(r.false_accept, r.fa_low, r.fa_high, r.false_accepts, r.should_reject)
+                    for r in calibration_summary(c).itertuples(index=False)} for d, c in calib.items()}
     out = ["### Answer-mode QA", "",
            "Each question is answered by the model from the adapter's top-K retrieved items and judged against "
            "the gold answer (LongMemEval: the upstream per-type rules, abstention questions correct when the answer "
            "declines; LoCoMo category 5: correct when the answer says the information is not mentioned, as "
            "upstream scores it). Token F1 is LoCoMo's own measure (upstream normalisation and Porter stemming). "
            "95% bootstrap CIs over questions; questions without a verdict are excluded and counted.", ""]
-    rows = []
+    rows, errata = [], {}
     for (dataset, adapter), df in sorted(frames.items()):
         judged = df.correct.notna().sum()
         rows.append([dataset, adapter, len(df), int(judged), mean_ci(_accuracy_values(df), resamples, seed),
-                     mean_ci(df.f1, resamples, seed) if _has_f1(df) else "", int(len(df) - judged)])
-    out += [table(["dataset", "adapter", "questions", "judged", "accuracy [95% CI]", "token F1 [95% CI]",
-                   "no verdict"], rows, numeric=(2, 3, 6)), ""]
+                     mean_ci(df.f1, resamples, seed) if _has_f1(df) else "", int(len(df) - judged),
+                     judge_fa.get(dataset, {}).get("all", "")])
+        changed = _without_errata(df, resamples, seed)
+        if changed:
+            errata[(dataset, adapter)] = [dataset, adapter, int(df.erratum.notna().sum()), rows[-1][4], changed[0],
+                                          rows[-1][5], changed[1]]
+    header = ["dataset", "adapter", "questions", "judged", "accuracy [95% CI]", "token F1 [95% CI]", "no verdict",
+              "judge false-accept [95% CI]"]
+    if not calib:
+        header, rows = header[:-1], [r[:-1] for r in rows]
+    out += [table(header, rows, numeric=(2, 3, 6)), ""]
+    if errata:
+        out += ["Gold-label errata (see the dataset's normalisations: each correction names its public source) change "
+                "these figures; both are shown. Withdrawn questions are answered but left out with errata.", "",
+                table(["dataset", "adapter", "errata", "accuracy with errata", "accuracy without", "token F1 with",
+                       "token F1 without"], list(errata.values()), numeric=(2,)), ""]
     for (dataset, adapter), df in sorted(frames.items()):
         by = "category" if _has_f1(df) else "question type"
         rows = []
@@ -77,12 +111,16 @@ def qa_section(qa: Mapping[tuple[str, str], pd.DataFrame | str | Path], resample
             if "category" in part and part.category.notna().any():
                 label = f"{int(part.category.dropna().iloc[0])} {qtype}"
             rows.append([label, len(part), mean_ci(_accuracy_values(part), resamples, seed),
+                         judge_fa.get(dataset, {}).get(label, "n/a"),
                          mean_ci(part.f1, resamples, seed) if _has_f1(df) else "", int(part.correct.isna().sum())])
         rows.sort(key=lambda r: str(r[0]))
-        header = [by, "questions", "accuracy [95% CI]", "token F1 [95% CI]", "no verdict"]
-        if not _has_f1(df):
-            header, rows = [h for h in header if h != "token F1 [95% CI]"], [r[:3] + r[4:] for r in rows]
+        header = [by, "questions", "accuracy [95% CI]", "judge false-accept [95% CI]", "token F1 [95% CI]",
+                  "no verdict"]
+        keep = [i for i, h in enumerate(header)
+                if not (h.startswith("token F1") and not _has_f1(df)) and not (h.startswith("judge") and not calib)]
+        header, rows = [header[i] for i in keep], [[r[i] for i in keep] for r in rows]
         out += [f"**{dataset} · {adapter}** by {by}", "", table(header, rows, numeric=(1, len(header) - 1)), ""]
+    out += [part for part in (stability_section(frames), calibration_section(calib), versions_section(frames)) if part]
     return "\n".join(out)
 
 
@@ -138,11 +176,11 @@ def cost_section(paths: Iterable[Any]) -> str:
 
 def model_stages_markdown(qa: Mapping | None = None, judge: Mapping | None = None,
                           judgments: Mapping | None = None, costs: Iterable[Any] | None = None,
-                          resamples: int = 10000, seed: int = 0) -> str:
+                          resamples: int = 10000, seed: int = 0, calibration: Mapping | None = None) -> str:
     """All model-stage sections that have inputs, in report order (QA, judge, costs)."""
     parts = []
     if qa:
-        parts.append(qa_section(qa, resamples, seed))
+        parts.append(qa_section(qa, resamples, seed, calibration))
     if judge:
         parts.append(judge_section(judge, judgments, resamples=resamples, seed=seed))
     if costs is not None:

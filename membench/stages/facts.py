@@ -12,9 +12,10 @@ Config (``facts:`` section, all optional)::
       max_turn_chars: 2000        # a longer turn is cut in the prompt (long assistant answers)
       params: {temperature: 0}    # request parameters of every facts call
 
-Failures never stop the stage: a session whose reply stays malformed (after the client's repair re-ask)
-or whose call fails gets no fact log and is listed under ``failed_sessions``. A budget stop or SIGTERM
-writes the fact logs gathered so far and a manifest with ``status`` "budget"/"interrupted", then raises
+A session whose reply stays malformed (after the client's repair re-ask) or whose call fails gets no fact
+log and is listed under ``failed_sessions``; when more than ``llm.max_failed_share`` of the calls fail, the
+stage fails. A budget stop, SIGTERM/SIGINT or that failed share writes the fact logs gathered so far and a
+manifest with ``status`` "budget"/"interrupted"/"failed", then raises
 :class:`~membench.report.costs.StageStopped` (non-zero exit); a rerun continues from the call cache.
 """
 
@@ -33,7 +34,7 @@ from membench.facts.extract import (facts_parser, facts_request, fact_records, l
 from membench.facts.observations import write_observations
 from membench.io import atomic_write_text
 from membench.llm.prompts import load_prompt
-from membench.report.costs import StageStopped, call_batch, make_client, write_cost
+from membench.report.costs import StageStopped, call_batch, make_client, stop_note, write_cost
 
 log = logging.getLogger(__name__)
 
@@ -123,8 +124,8 @@ def run(kind: str, dataset_dir: Path, out_dir: Path, config: Mapping[str, Any], 
     log.info("facts %s: %d facts for %d of %d sessions; %d failed, %d not made (%s)", dataset or dataset_dir,
              n_facts, with_facts, len(sessions), len(failed), len(not_made), status)
     if stop:
-        raise StageStopped("facts", stop, f"{message}; {len(not_made)} of {len(todo)} sessions not processed, "
-                                          f"the {len(todo) - len(not_made)} done are in {out_dir}")
+        raise StageStopped("facts", stop, f"{message}; {len(not_made)} of {len(todo)} sessions not processed; "
+                                          f"{stop_note(cache_path)}")
     return manifest
 
 

@@ -32,7 +32,7 @@ from membench.errors import InputError
 from membench.io import atomic_write_parquet
 from membench.judge import JUDGMENT_COLUMNS, grade_messages, grade_parser, trajectory_texts, unlabelled_pairs
 from membench.llm.prompts import load_prompt
-from membench.report.costs import StageStopped, call_batch, make_client, write_cost
+from membench.report.costs import StageStopped, call_batch, make_client, stop_note, write_cost
 from membench.scoring import extended
 from membench.scoring.tables import Gold
 from membench.stages.facts import settings
@@ -49,7 +49,8 @@ def run(dataset_dir: Path, run_path: Path, out_path: Path, config: Mapping[str, 
         progress: bool = True, base_dir: Path | None = None, **client_overrides) -> pd.DataFrame:
     """Grade the unlabelled pairs in the top k of ``run_path``; write and return the judgments.
 
-    Raises StageStopped (after writing every judgment made, the rest with status budget/interrupted).
+    Raises StageStopped (after writing every judgment made, the rest with status budget/interrupted) on a
+    budget stop, SIGTERM/SIGINT, or more failed calls than ``llm.max_failed_share``.
     """
     dataset_dir = Path(dataset_dir)
     opts = settings(config, "judge", DEFAULTS)
@@ -94,8 +95,9 @@ def run(dataset_dir: Path, run_path: Path, out_path: Path, config: Mapping[str, 
     log.info("judge %s/%s: %d unlabelled pairs in the top %d; %d graded, %d failed (%s)", dataset, adapter,
              len(out), k, int((out.status == "ok").sum()), int((out.status == "failed").sum()), status)
     if stop:
-        raise StageStopped("judge", stop, f"{message}; {int((out.status == stop).sum())} of {len(out)} pairs "
-                                          f"not graded (written with status {stop!r} to {out_path})")
+        not_graded = int((out.status != "ok").sum())
+        raise StageStopped("judge", stop, f"{message}; {not_graded} of {len(out)} pairs not graded; "
+                                          f"{stop_note(cache_path)}")
     return out
 
 

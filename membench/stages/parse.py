@@ -5,17 +5,24 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from collections.abc import Mapping
+from typing import Any
+
+from membench.datasets.errata import apply_errata
 from membench.datasets.registry import parse_dataset
 from membench.io import sha256_file
 
 log = logging.getLogger(__name__)
 
 
-def run(kind: str, source: Path, out_dir: Path) -> dict:
+def run(kind: str, source: Path, out_dir: Path, errata: Mapping[str, Any] | None = None) -> dict:
+    """Parse, apply the gold-label errata (LoCoMo; ``errata`` is the config section), write the tables."""
     source = Path(source)
     files = sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else [source]
     sources = {str(p): sha256_file(p) for p in files if not p.name.startswith(".")}
     parsed = parse_dataset(kind, source)
+    if kind == "locomo":
+        parsed.counts["gold_errata_applied"] = apply_errata(parsed, errata)
     parsed.write(Path(out_dir), sources)
     log.info("parsed %s from %s: %s", kind, source, parsed.counts)
     for entry in parsed.log.as_list():

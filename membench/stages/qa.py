@@ -6,8 +6,11 @@ LoCoMo category 5 is decided by upstream's rule, without a call), computes LoCoM
 (:mod:`membench.metrics.qa`), and writes:
 
 - ``qa.parquet``: question_id, split, question_type, category, answer, raw_answer, correct (boolean, NA
-  without a verdict), f1 (LoCoMo; NaN elsewhere), status (ok | failed | budget | interrupted),
-  answer_status, verdict_status, verdict_by (llm | rule), n_context, answer_model, verdict_model, error;
+  without a verdict; sample 0 of the verdict), f1 (LoCoMo; NaN elsewhere), status (ok | failed | budget |
+  interrupted | excluded), answer_status, verdict_status, verdict_by (llm | rule), n_context, answer_model,
+  verdict_model, error, rubric (the rubric version), verdicts (one character per verdict sample: 1, 0 or -),
+  erratum (the gold-label erratum applied, if any), correct_upstream / f1_upstream (the same against the
+  benchmark's own answer, before errata), prompts (the answer and verdict prompt versions);
 - the per-question score rows (``qa/accuracy``, ``qa/f1``) in the scorer's shape, for the aggregate rule;
 - a cost JSON (meter stages ``qa-answer`` and ``qa-verdict``).
 
@@ -24,10 +27,12 @@ Config (``qa:`` section, all optional)::
       question_ids: null           # or an explicit list of question ids
       answer_params: {temperature: 0}
       verdict_params: {temperature: 0}
+      judge_samples: 1             # ask each verdict N times (own cache key per sample) to measure flips
 
 The answer and verdict calls use clients built for ``llm.stages.qa-answer`` / ``llm.stages.qa-verdict``
-(so the judge may be a different model than the answerer). A budget stop or SIGTERM writes every answer and
-verdict made (the rest with status budget/interrupted), then raises StageStopped.
+(so the judge may be a different model than the answerer). A budget stop, SIGTERM/SIGINT or more failed calls
+than ``llm.max_failed_share`` writes every answer and verdict made (the rest with status budget/interrupted),
+then raises StageStopped.
 """
 
 from __future__ import annotations
@@ -47,8 +52,9 @@ from membench.llm.prompts import load_prompt
 from membench.llm.replies import parse_text
 from membench.metrics.qa import locomo_score, qa_rows
 from membench.qa.answer import TurnIndex, answer_messages, question_text, render_context, resolve_choice
-from membench.qa.verdict import gold_for, rule_verdict, verdict_messages, verdict_parser, verdict_type
-from membench.report.costs import StageStopped, call_batch, make_client, write_cost
+from membench.qa.judging import EXCLUDED, fold_verdicts, upstream_gold, verdict_jobs
+from membench.qa.verdict import RULE_RUBRIC, gold_for, rule_verdict, verdict_parser
+from membench.report.costs import StageStopped, call_batch, make_client, stop_note, write_cost
 from membench.stages.facts import settings
 
 log = logging.getLogger(__name__)
@@ -59,11 +65,13 @@ KINDS = ("longmemeval", "locomo")
 DEFAULTS: dict[str, Any] = {"k": 10, "granularity": None, "max_context_chars": 24000, "order": "date",
                             "expand_rounds": None, "adversarial_choices": True, "limit": None,
                             "question_ids": None, "answer_params": {"temperature": 0},
-                            "verdict_params": {"temperature": 0}}
+                            "verdict_params": {"temperature": 0}, "judge_samples": 1}
 QA_COLUMNS = {"question_id": "string", "split": "string", "question_type": "string", "category": "Int64",
               "answer": "string", "raw_answer": "string", "correct": "boolean", "f1": "float64",
               "status": "string", "answer_status": "string", "verdict_status": "string", "verdict_by": "string",
-              "n_context": "int64", "answer_model": "string", "verdict_model": "string", "error": "string"}
+              "n_context": "int64", "answer_model": "string", "verdict_model": "string", "error": "string",
+              "rubric": "string", "verdicts": "string", "erratum": "string", "correct_upstream": "boolean",
+              "f1_upstream": "float64", "prompts": "string"}
 
 
 def select_questions(questions: pd.DataFrame, opts: Mapping[str, Any]) -> pd.DataFrame:
@@ -108,6 +116,12 @@ def run(kind: str, dataset_dir: Path, run_path: Path, out_path: Path, scores_pat
 
     answer_prompt = load_prompt("answer", config, base_dir)
     verdict_prompt = load_prompt("verdict", config, base_dir)
+    samples = int(opts["judge_samples"])
+    if samples < 1:
+        raise InputError("config", f"must be >= 1, got {samples}", field="qa.judge_samples")
+    if samples > 1 and not opts["verdict_params"].get("temperature"):
+        log.warning("qa.judge_samples is %d but the verdict temperature is 0: samples can only differ where the "
+                    "server is not deterministic", samples)
     records = chosen.to_dict("records")
     requests, keys, n_context, missing_items = [], [], [], 0
     for q in records:
@@ -121,7 +135,8 @@ def run(kind: str, dataset_dir: Path, run_path: Path, out_path: Path, scores_pat
         context, shown = render_context(excerpts, opts["max_context_chars"], opts["order"])
         text, key = question_text(q, kind, bool(opts["adversarial_choices"]))
         date = q.get("question_date")
-        requests.append(answer_messages(answer_prompt, context, text, None if pd.isna(date) else date))
+        requests.append({"messages": answer_messages(answer_prompt, context, text, None if pd.isna(date) else date),
+                         "tags": {"prompt": answer_prompt.version}})
         keys.append(key)
         n_context.append(shown)
     if missing_items:
@@ -130,63 +145,29 @@ def run(kind: str, dataset_dir: Path, run_path: Path, out_path: Path, scores_pat
     rows = [{"question_id": q["question_id"], "split": q["split"], "question_type": q.get("question_type"),
              "category": q.get("category"), "answer": None, "raw_answer": None, "correct": pd.NA, "f1": np.nan,
              "status": None, "answer_status": None, "verdict_status": None, "verdict_by": None,
-             "n_context": n, "answer_model": None, "verdict_model": None, "error": None}
+             "n_context": n, "answer_model": None, "verdict_model": None, "error": None, "rubric": None,
+             "verdicts": None, "erratum": q.get("erratum"), "correct_upstream": pd.NA, "f1_upstream": np.nan,
+             "prompts": f"{answer_prompt.version} {verdict_prompt.version}"}
             for q, n in zip(records, n_context)]
 
     answer_client = make_client(config, cache_path, "qa-answer", **client_overrides)
     clients = [answer_client]
-    stop = message = None
     try:
         with answer_client.sigterm_guard():
             replies, stop, message = call_batch(answer_client, requests, stage="qa-answer", parse=parse_text,
                                                 progress=progress, **opts["answer_params"])
-        verdict_todo = []
-        for q, row, reply, key in zip(records, rows, replies, keys):
-            row["answer_model"] = answer_client.model
-            if reply is None:
-                row["answer_status"] = row["status"] = stop
-                continue
-            if not reply.ok:
-                row["answer_status"] = row["status"] = "failed"
-                row["error"] = reply.error
-                continue
-            row["answer_status"] = "ok"
-            row["raw_answer"] = reply.value
-            row["answer"] = answer = resolve_choice(reply.value, key)
-            if kind == "locomo":
-                gold = q.get("answer")
-                if int(q["category"]) == 5 or not (gold is None or pd.isna(gold)):
-                    row["f1"] = locomo_score(int(q["category"]), answer, "" if gold is None or pd.isna(gold) else gold)
-            by_rule = rule_verdict(kind, q, answer)
-            if by_rule is not None:
-                row.update(correct=by_rule, verdict_status="ok", verdict_by="rule", status="ok")
-                continue
-            gold = gold_for(q)
-            if gold is None:
-                row.update(verdict_status="failed", status="failed", error="no gold answer to judge against")
-                continue
-            verdict_todo.append((row, verdict_messages(verdict_prompt, q["question"], verdict_type(kind, q),
-                                                       gold, answer)))
-
-        if verdict_todo and stop is None:
+        todo = _answers_into_rows(kind, records, rows, replies, keys, stop, answer_client.model, samples)
+        jobs = verdict_jobs(kind, verdict_prompt, todo, samples)
+        if jobs and stop is None:
             verdict_client = make_client(config, cache_path, "qa-verdict", **client_overrides)
             clients.append(verdict_client)
             with verdict_client.sigterm_guard():
-                vreplies, stop, message = call_batch(verdict_client, [m for _, m in verdict_todo], stage="qa-verdict",
+                vreplies, stop, message = call_batch(verdict_client, [j.request for j in jobs], stage="qa-verdict",
                                                      parse=verdict_parser(), progress=progress,
                                                      **opts["verdict_params"])
-            for (row, _), reply in zip(verdict_todo, vreplies):
-                row["verdict_model"] = verdict_client.model
-                row["verdict_by"] = "llm"
-                if reply is None:
-                    row["verdict_status"] = row["status"] = stop
-                elif not reply.ok:
-                    row.update(verdict_status="failed", status="failed", error=reply.error)
-                else:
-                    row.update(correct=bool(reply.value), verdict_status="ok", status="ok")
-        else:
-            for row, _ in verdict_todo:  # the answer batch was stopped: no verdict call is started
-                row["verdict_status"] = row["status"] = stop
+            fold_verdicts(rows, kind, records, jobs, vreplies, stop, samples, verdict_client.model)
+        else:  # the answer batch was stopped: no verdict call is started
+            fold_verdicts(rows, kind, records, jobs, [None] * len(jobs), stop or "failed", samples, "")
 
         out = pd.DataFrame(rows, columns=list(QA_COLUMNS)).astype(QA_COLUMNS)
         atomic_write_parquet(out, Path(out_path))
@@ -195,9 +176,10 @@ def run(kind: str, dataset_dir: Path, run_path: Path, out_path: Path, scores_pat
         status = stop or "complete"
         write_cost(cost_path, clients, stage="qa", dataset=dataset, adapter=adapter, status=status, message=message,
                    prompts=[answer_prompt.describe(), verdict_prompt.describe()],
-                   extra={"k": k, "granularity": granularity, "questions": len(out),
+                   extra={"k": k, "granularity": granularity, "questions": len(out), "judge_samples": samples,
                           "answered": int((out.answer_status == "ok").sum()),
-                          "judged": int(out.correct.notna().sum())})
+                          "judged": int(out.correct.notna().sum()),
+                          "rubrics": sorted(out.rubric.dropna().unique().tolist())})
     finally:
         for c in clients:
             c.close()
@@ -206,6 +188,43 @@ def run(kind: str, dataset_dir: Path, run_path: Path, out_path: Path, scores_pat
              int((out.answer_status == "ok").sum()), len(judged),
              f"{judged.mean():.4f}" if len(judged) else "n/a", status)
     if stop:
-        raise StageStopped("qa", stop, f"{message}; {int((out.status == stop).sum())} of {len(out)} questions "
-                                       f"without an answer or verdict (written with status {stop!r} to {out_path})")
+        missing = int((~out.status.isin(["ok", EXCLUDED])).sum())
+        raise StageStopped("qa", stop, f"{message}; {missing} of {len(out)} questions without an answer or "
+                                       f"verdict; {stop_note(cache_path)}")
     return out
+
+
+def _answers_into_rows(kind: str, records: list[dict], rows: list[dict], replies: list, keys: list,
+                       stop: str | None, model: str, samples: int) -> list[tuple[int, dict, str]]:
+    """Fill the answer columns (and rule verdicts, token F1); return what a model must judge."""
+    todo = []
+    for i, (q, row, reply, key) in enumerate(zip(records, rows, replies, keys)):
+        row["answer_model"] = model
+        if reply is None:
+            row["answer_status"] = row["status"] = stop
+            continue
+        if not reply.ok:
+            row["answer_status"] = row["status"] = "failed"
+            row["error"] = reply.error
+            continue
+        row["answer_status"] = "ok"
+        row["raw_answer"] = reply.value
+        row["answer"] = answer = resolve_choice(reply.value, key)
+        gold, upstream = gold_for(q), upstream_gold(q)
+        if kind == "locomo":  # token F1 against the gold in use and against the benchmark's own answer
+            category = int(q["category"])
+            reference = upstream if upstream is not None else gold
+            if category == 5 or gold is not None:
+                row["f1"] = locomo_score(category, answer, gold or "")
+            if category == 5 or reference is not None:
+                row["f1_upstream"] = locomo_score(category, answer, reference or "")
+        by_rule = rule_verdict(kind, q, answer)
+        if by_rule is not None:
+            row.update(correct=by_rule, correct_upstream=by_rule, verdict_status="ok", verdict_by="rule",
+                       status="ok", rubric=RULE_RUBRIC, verdicts=("1" if by_rule else "0") * samples)
+            continue
+        if gold is None and upstream is None:
+            row.update(verdict_status="failed", status="failed", error="no gold answer to judge against")
+            continue
+        todo.append((i, q, answer))
+    return todo

@@ -28,6 +28,15 @@ def dataset_source(wildcards):
     return f"{RESOURCES}/{wildcards.dataset}"
 
 
+def errata_file(wildcards):
+    """The gold-label errata a LoCoMo parse applies (an input, so editing the file reparses)."""
+    if dataset_spec(wildcards)["kind"] != "locomo" or not config["errata"]["enabled"]:
+        return []
+    from membench.datasets.errata import shipped_path
+
+    return config["errata"]["path"] or str(shipped_path())
+
+
 # ---------------------------------------------------------------- adapters
 
 from membench.adapters.registry import adapter_source_files, adapter_version, facts_base
@@ -37,6 +46,7 @@ ADAPTERS = adapter_runs(config)
 RUNS = runs_for(config, DATASETS, ADAPTERS)
 JUDGED = judged_runs(config, RUNS)
 ANSWERED = qa_runs(config, RUNS)
+CALIBRATED = sorted({d for d, _ in ANSWERED}) if config["qa"]["judge_calibration"]["enabled"] else []
 EMBEDDINGS = config["embeddings_dir"]
 LLM_CACHE = config["llm_cache"]
 
@@ -137,6 +147,7 @@ def cost_files():
         [f"results/{d}/costs/facts.json" for d in DATASETS if facts_source(config, d) == "llm"]
         + [f"results/{d}/costs/judge-{a}.json" for d, a in JUDGED]
         + [f"results/{d}/costs/qa-{a}.json" for d, a in ANSWERED]
+        + [f"results/{d}/costs/qa-calibration.json" for d in CALIBRATED]
     )
 
 

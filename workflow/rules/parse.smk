@@ -4,6 +4,7 @@
 rule parse:
     input:
         source=dataset_source,
+        errata=errata_file,
     output:
         questions="results/{dataset}/questions.parquet",
         turns="results/{dataset}/turns.parquet",
@@ -12,6 +13,7 @@ rule parse:
         normalization="results/{dataset}/normalization.json",
     params:
         kind=lambda w: dataset_spec(w)["kind"],
+        errata=lambda w: config["errata"] if dataset_spec(w)["kind"] == "locomo" else None,
         code=module_version("membench.stages.parse"),
     log:
         "logs/parse/{dataset}.log",

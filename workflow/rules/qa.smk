@@ -1,4 +1,5 @@
-# Answer mode: answer each question from a run's top k, judge the answer against the gold answer.
+# Answer mode: answer each question from a run's top k, judge the answer against the gold answer;
+# calibrate the judge on probes of known correctness built from the gold data.
 
 
 rule qa:
@@ -25,3 +26,26 @@ rule qa:
         ENV
     script:
         "../../scripts/qa.py"
+
+
+rule qa_calibration:
+    input:
+        questions="results/{dataset}/questions.parquet",
+    output:
+        probes="results/{dataset}/qa/calibration.parquet",
+        cost="results/{dataset}/costs/qa-calibration.json",
+    params:
+        kind=lambda w: dataset_spec(w)["kind"],
+        config=lambda w: {k: config[k] for k in ("llm", "qa")},
+        cache=LLM_CACHE,
+        code=module_version("membench.stages.calibration"),
+    resources:
+        llm=1,
+    log:
+        "logs/qa_calibration/{dataset}.log",
+    benchmark:
+        "benchmarks/qa_calibration/{dataset}.tsv"
+    conda:
+        ENV
+    script:
+        "../../scripts/qa_calibration.py"

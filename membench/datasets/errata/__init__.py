@@ -1,0 +1,114 @@
+"""Gold-label errata: known errors in a benchmark's QA answers, each with its public source, applied while
+parsing as a visible normalisation (never a silent fix).
+
+The shipped file (``locomo.json`` beside this module) lists LoCoMo corrections reported in upstream issues and
+checked against the transcript. An entry applies only when the question and the upstream answer still read
+exactly as recorded (a fixed upstream file, or another version, makes it inapplicable, which is flagged).
+Applied entries set the question's ``answer`` (corrected, or ``None`` when the answer is withdrawn), keep the
+original in ``upstream_answer`` and the entry id in ``erratum``; answer-mode QA then scores both ways.
+Errata touch answers only, never evidence, so no retrieval figure changes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from membench.datasets.tables import ParsedDataset
+from membench.errors import InputError
+
+__all__ = ["Erratum", "ACTIONS", "load_errata", "apply_errata", "shipped_path"]
+
+ACTIONS = ("replace_answer", "withdraw_answer")
+_FIELDS = ("id", "sample_id", "qa_index", "question", "upstream_answer", "action", "reason", "sources")
+
+
+@dataclass(frozen=True)
+class Erratum:
+    id: str
+    question_id: str
+    question: str
+    upstream_answer: str
+    action: str
+    answer: str | None
+    reason: str
+    sources: tuple[str, ...]
+
+
+def shipped_path(kind: str = "locomo") -> Path:
+    return Path(str(resources.files("membench.datasets.errata").joinpath(f"{kind}.json")))
+
+
+def load_errata(path: str | Path | None = None) -> list[Erratum]:
+    """Read and check an errata file (default: the shipped LoCoMo list)."""
+    path = Path(path) if path else shipped_path()
+    if not path.is_file():
+        raise InputError(path, "errata file not found", field="errata.path")
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8")).get("errata")
+    except (ValueError, AttributeError) as err:
+        raise InputError(path, f"not a JSON object with an 'errata' list ({err})") from None
+    if not isinstance(entries, list):
+        raise InputError(path, "'errata' must be a list", field="errata")
+    out, seen = [], set()
+    for i, e in enumerate(entries):
+        rec = f"errata[{i}]"
+        if not isinstance(e, Mapping):
+            raise InputError(path, "must be an object", rec)
+        missing = [f for f in _FIELDS if not e.get(f) and e.get(f) != 0]
+        if missing:
+            raise InputError(path, f"missing {', '.join(missing)}", rec)
+        if e["action"] not in ACTIONS:
+            raise InputError(path, f"action must be one of {', '.join(ACTIONS)}, got {e['action']!r}", rec, "action")
+        if (e["action"] == "replace_answer") != bool(e.get("answer")):
+            raise InputError(path, "replace_answer needs an 'answer'; withdraw_answer must not have one", rec, "answer")
+        sources = e["sources"] if isinstance(e["sources"], list) else [e["sources"]]
+        if not all(str(s).startswith("https://") for s in sources):
+            raise InputError(path, "every source must be a public https:// address", rec, "sources")
+        if e["id"] in seen:
+            raise InputError(path, f"duplicate id {e['id']!r}", rec, "id")
+        seen.add(e["id"])
+        out.append(Erratum(str(e["id"]), f"{e['sample_id']}_q{int(e['qa_index'])}", str(e["question"]),
+                           str(e["upstream_answer"]), e["action"], e.get("answer"), str(e["reason"]),
+                           tuple(map(str, sources))))
+    return out
+
+
+def apply_errata(data: ParsedDataset, settings: Mapping[str, Any] | None) -> int:
+    """Apply the errata to parsed questions, noting each in the normalisation log; returns how many applied.
+
+    ``settings`` is the config's ``errata`` section ({enabled, path}); disabled, nothing changes and the
+    log says how many known errata were left out.
+    """
+    settings = dict(settings or {})
+    errata = load_errata(settings.get("path"))
+    if not settings.get("enabled", True):
+        if errata:
+            data.log.note("gold_errata_off", "kept", "known gold-label errata not applied (errata.enabled: false)",
+                          ", ".join(e.id for e in errata[:3]), count=len(errata))
+        return 0
+    by_id = {q["question_id"]: q for q in data.questions}
+    applied = 0
+    for e in errata:
+        q = by_id.get(e.question_id)
+        if q is None or q["question"] != e.question or q["answer"] != e.upstream_answer:
+            data.log.note("gold_erratum_not_applicable", "flagged", "erratum whose question or upstream answer "
+                          "no longer reads as recorded (fixed upstream, or another file version): not applied",
+                          f"{e.id} ({e.question_id})")
+            continue
+        q["upstream_answer"], q["erratum"] = q["answer"], e.id
+        q["answer"] = e.answer
+        if e.action == "replace_answer":
+            data.log.note("gold_erratum_corrected", "repaired", "gold answer corrected by a published erratum "
+                          "(QA is reported with and without)", f"{e.question_id}: {e.upstream_answer!r} -> "
+                          f"{e.answer!r} ({e.sources[0]})")
+        else:
+            data.log.note("gold_erratum_withdrawn", "flagged", "gold answer withdrawn by a published erratum "
+                          "(wrong premise): kept for retrieval, left out of QA scoring",
+                          f"{e.question_id}: {e.question!r} ({e.sources[0]})")
+        applied += 1
+    return applied
