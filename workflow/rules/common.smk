@@ -10,7 +10,8 @@ validate_config(config)
 
 # Rule scripts import this repository's membench, also inside a --use-conda environment (which holds only the
 # pinned dependencies of envs/membench.yaml); cluster jobs inherit it with the rest of the environment.
-os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")]))
+# (Set, not required from the user, so no `envvars:` assertion.)
+os.environ.update(PYTHONPATH=os.pathsep.join(filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")])))
 
 DATASETS = enabled_datasets(config)
 RESOURCES = config["resources_dir"]
