@@ -1,5 +1,6 @@
 """The README's cluster recipe on a real (single-node) SLURM: profiles/slurm as shipped, partition and account
-from SBATCH_PARTITION / SBATCH_ACCOUNT, the real LoCoMo + Procedural data with bm25 and dense.
+from SBATCH_PARTITION / SBATCH_ACCOUNT, the real LoCoMo + Procedural data with bm25 and
+action-only (an embedding adapter: MiniLM over Procedural trajectories; dense on LoCoMo would add minutes).
 
 Every non-local job must have run as a COMPLETED SLURM job in partition `batch` under account `lab`
 (the cluster's default partition is `debug`, so `batch` proves the profile passed it on), with a kept
@@ -26,7 +27,7 @@ from slurm_cluster import SlurmCluster, install_packages, missing_binaries
 
 pytestmark = pytest.mark.slow
 
-KEEP = ("bm25", "dense")
+KEEP = ("bm25", "action-only")
 LOCAL_RULES = {"aggregate", "plots", "report"}
 SUBMITTED = re.compile(r"Job \d+ has been submitted with SLURM jobid (\d+) \(log: (\S+)\)")
 
@@ -126,5 +127,5 @@ def test_pipeline_on_slurm_matches_local_run(cluster, tmp_path, locomo_dir, proc
     ours, theirs = (pd.read_parquet(w / "results" / "summary.parquet") for w in (remote, local))
     pd.testing.assert_frame_equal(ours, theirs, check_exact=True)
     assert set(ours.adapter) == set(KEEP) and set(ours.dataset) == {"locomo", "procedural"}
-    for written in ("results/report.md", "results/summary.parquet", "results/locomo/runs/dense.parquet"):
+    for written in ("results/report.md", "results/summary.parquet", "results/procedural/runs/action-only.parquet"):
         assert stat.S_IMODE((remote / written).stat().st_mode) == 0o644, written
