@@ -17,6 +17,13 @@ from pathlib import Path
 
 BINARIES = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "sinfo", "scontrol")
 PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")  # Debian package names
+# Where SLURM clients look when SLURM_CONF is unset: Snakemake's job-step plugin unsets it for the `srun`
+# inside each job, so the cluster's config must be found there (a link, removed on stop).
+DEFAULT_CONF = Path("/etc/slurm/slurm.conf")
+
+
+class ClusterUnavailable(RuntimeError):
+    """This machine cannot host the throwaway cluster (not a failure of the code under test)."""
 
 
 def missing_binaries() -> list[str]:
@@ -60,6 +67,7 @@ class SlurmCluster:
         self.munge_socket = self.folder / "munge.socket"
         self.env = dict(os.environ, SLURM_CONF=str(self.conf))
         self._daemons: list[subprocess.Popen] = []
+        self._linked_default_conf = False
 
     def slurm_conf(self) -> str:
         f = self.folder
@@ -107,6 +115,12 @@ class SlurmCluster:
         for sub in ("state", "spool"):
             (self.folder / sub).mkdir(parents=True, exist_ok=True)
         self.conf.write_text(self.slurm_conf(), encoding="utf-8")
+        if DEFAULT_CONF.exists() or DEFAULT_CONF.is_symlink():
+            raise ClusterUnavailable(f"{DEFAULT_CONF} already exists (a real SLURM setup?); the test cluster "
+                                     "needs that path for the srun inside each job and leaves it alone")
+        DEFAULT_CONF.parent.mkdir(parents=True, exist_ok=True)
+        DEFAULT_CONF.symlink_to(self.conf)
+        self._linked_default_conf = True
         key = self.folder / "munge.key"  # a key of its own: nothing depends on the system's munge setup
         fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.write(fd, os.urandom(1024))
@@ -164,6 +178,9 @@ class SlurmCluster:
                     proc.kill()
                     proc.wait()
         self._daemons.clear()
+        if self._linked_default_conf:
+            DEFAULT_CONF.unlink(missing_ok=True)
+            self._linked_default_conf = False
 
     def __enter__(self) -> "SlurmCluster":
         try:

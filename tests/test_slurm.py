@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from conftest import REPO, run_snakemake
-from slurm_cluster import SlurmCluster, install_packages, missing_binaries
+from slurm_cluster import ClusterUnavailable, SlurmCluster, install_packages, missing_binaries
 
 pytestmark = pytest.mark.slow
 
@@ -32,8 +32,15 @@ LOCAL_RULES = {"aggregate", "plots", "report"}
 SUBMITTED = re.compile(r"Job \d+ has been submitted with SLURM jobid (\d+) \(log: (\S+)\)")
 
 
+def unavailable(reason: str) -> None:
+    """Skip, or with MEMBENCH_REQUIRE_SLURM=1 (CI) fail."""
+    if os.environ.get("MEMBENCH_REQUIRE_SLURM") == "1":
+        pytest.fail(reason + "; MEMBENCH_REQUIRE_SLURM=1 makes this a failure", pytrace=False)
+    pytest.skip(reason)
+
+
 def require_slurm() -> None:
-    """Skip (or, with MEMBENCH_REQUIRE_SLURM=1, fail) when SLURM or the executor plugin is not available."""
+    """Stop here when SLURM or the executor plugin is not available."""
     problems = []
     if missing_binaries():
         why = install_packages()
@@ -42,18 +49,21 @@ def require_slurm() -> None:
     if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
         problems.append("snakemake-executor-plugin-slurm is not installed (pip install -e '.[slurm]')")
     if problems:
-        reason = "; ".join(problems)
-        if os.environ.get("MEMBENCH_REQUIRE_SLURM") == "1":
-            pytest.fail(reason + "; MEMBENCH_REQUIRE_SLURM=1 makes this a failure", pytrace=False)
-        pytest.skip(reason)
+        unavailable("; ".join(problems))
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     require_slurm()
-    with SlurmCluster(tmp_path_factory.mktemp("slurm"), partitions=("debug", "batch")) as running:
-        pids = running.pids()
+    try:
+        running = SlurmCluster(tmp_path_factory.mktemp("slurm"), partitions=("debug", "batch")).__enter__()
+    except ClusterUnavailable as e:
+        unavailable(str(e))
+    pids = running.pids()
+    try:
         yield running
+    finally:
+        running.__exit__(None, None, None)
     for pid in pids:  # stopped, not left running
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
@@ -95,7 +105,7 @@ def test_pipeline_on_slurm_matches_local_run(cluster, tmp_path, locomo_dir, proc
                                     "--cores", "2")
     assert done.returncode == 0, done.stderr[-4000:]
 
-    env = {**cluster.env, "SBATCH_PARTITION": "batch", "SBATCH_ACCOUNT": "lab"}
+    env = {"SLURM_CONF": str(cluster.conf), "SBATCH_PARTITION": "batch", "SBATCH_ACCOUNT": "lab"}
     done, slurm_seconds = timed_run(
         remote, write_config(remote, locomo_dir, procedural_dir, embedding_dir),
         "--workflow-profile", str(REPO / "profiles" / "slurm"),
@@ -121,7 +131,8 @@ def test_pipeline_on_slurm_matches_local_run(cluster, tmp_path, locomo_dir, proc
     # One kept log per SLURM job, filed by rule; the local rules have none.
     logs = sorted((remote / "logs" / "slurm").rglob("*.log"))
     assert sorted(p.stem for p in logs) == sorted(submitted)
-    assert {p.relative_to(remote / "logs" / "slurm").parts[0] for p in logs} == set(job_stats) - LOCAL_RULES
+    assert {p.relative_to(remote / "logs" / "slurm").parts[0] for p in logs} == {
+        f"rule_{rule}" for rule in job_stats if rule not in LOCAL_RULES}
 
     # The same numbers as the local run, and results the group can read.
     ours, theirs = (pd.read_parquet(w / "results" / "summary.parquet") for w in (remote, local))
