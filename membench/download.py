@@ -17,7 +17,6 @@ import logging
 import os
 import re
 import shutil
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -28,7 +27,7 @@ from urllib.parse import unquote, urlsplit
 from membench import __version__
 from membench.archive import archive_kind, safe_extract
 from membench.errors import DownloadError, InputError
-from membench.io import atomic_write_text, sha256_file
+from membench.io import atomic_write_text, sha256_file, temp_beside
 
 __all__ = ["DownloadError", "fetch", "materialize", "safe_extract", "archive_kind"]
 
@@ -75,10 +74,7 @@ def fetch(
             return have
         log.info("%s exists but its sha256 %s is not the expected one; fetching %s again", dest, have, url)
 
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, part_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-    os.close(fd)
-    part = Path(part_name)
+    part = temp_beside(dest)
     replaced = False
     try:
         source = _local_source(url)
@@ -233,8 +229,7 @@ def materialize(
         raise _spec_error(dataset_name, "", "give exactly one of 'path' (a local copy) or 'files'/'url' (a download)")
     entries = None if has_path else _remote_entries(dataset_name, spec)
 
-    dest_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=dest_dir.parent, prefix=f".{dest_dir.name}.", suffix=".tmp"))
+    tmp = temp_beside(dest_dir, ".tmp", directory=True)
     try:
         try:
             if entries is None:

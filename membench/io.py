@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
+import secrets
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -12,18 +12,37 @@ from typing import Iterator
 import pandas as pd
 
 
+def temp_beside(path: Path, suffix: str = ".part", directory: bool = False) -> Path:
+    """Create a new, uniquely named hidden file (or folder) beside `path` and return its path.
+
+    Unlike mkstemp/mkdtemp (always 0600/0700) it is created with mode 0666/0777 less the umask, like any
+    tool's output, so once renamed into place a group-shared results folder stays readable by the group.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(100):
+        candidate = path.parent / f".{path.name}.{secrets.token_hex(6)}{suffix}"
+        try:
+            if directory:
+                os.mkdir(candidate, 0o777)
+            else:
+                os.close(os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        return candidate
+    raise FileExistsError(f"no free temporary name beside {path}")
+
+
 @contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
     """Yield a temp path beside `path`; rename it into place only if the block succeeds."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    os.close(fd)
+    tmp = temp_beside(path)
     try:
-        yield Path(tmp)
+        yield tmp
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 

@@ -1,11 +1,17 @@
 # Config validation, the dataset list and the input functions every stage shares.
 
+import os
 import re
 
 from membench.config import enabled_datasets, is_local, validate_config
 from membench.provenance import code_version, module_version
 
 validate_config(config)
+
+# Rule scripts import this repository's membench, also inside a --use-conda environment (which holds only the
+# pinned dependencies of envs/membench.yaml); cluster jobs inherit it with the rest of the environment.
+# (Set, not required from the user, so no `envvars:` assertion.)
+os.environ.update(PYTHONPATH=os.pathsep.join(filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")])))
 
 DATASETS = enabled_datasets(config)
 RESOURCES = config["resources_dir"]

@@ -1,6 +1,11 @@
 # Fetch a dataset's files (retries, sha256 check, safe extraction) unless it is read from a local path.
 
 
+# Needs internet, which compute nodes often lack: runs where snakemake runs, never as a cluster job.
+localrules:
+    download,
+
+
 rule download:
     output:
         directory(f"{RESOURCES}/{{dataset}}"),

@@ -1,6 +1,12 @@
 # Plots per dataset, then results/report.md gathering every figure, table and provenance record.
 
 
+# Seconds of work: run beside snakemake rather than wait in a cluster queue.
+localrules:
+    plots,
+    report,
+
+
 rule plots:
     input:
         summary="results/summary.parquet",

@@ -42,6 +42,11 @@ rule retrieval_log:
         "../../scripts/retrieval_log.py"
 
 
+# Seconds of work: run beside snakemake rather than wait in a cluster queue.
+localrules:
+    aggregate,
+
+
 rule aggregate:
     input:
         scores=score_files(),
