@@ -44,8 +44,9 @@ def build_report(inputs: ReportInputs, out: Path) -> None:
     metas = _metas(inputs)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts = ["# membench report", "",
-             f"membench {__version__}, written {stamp}. Every mean comes with a 95% percentile-bootstrap CI over "
-             f"questions ({inputs.config.get('report', {}).get('bootstrap_resamples', 10000)} resamples). Numbers are "
+             f"membench {__version__}, written {stamp}. Every mean comes with a 95% percentile-bootstrap CI "
+             f"({inputs.config.get('report', {}).get('bootstrap_resamples', 10000)} resamples) over the dataset's "
+             "resampling unit, named above each dataset's tables. Numbers are "
              "from split `all` unless a table says otherwise; `tune` (even question index) is for tuning, `holdout` "
              "(odd) for reporting a tuned system. Ties in every ranking are broken by haystack position "
              "(earlier first), except `bm25-upstream`, which reproduces LongMemEval's argsort order.", ""]
