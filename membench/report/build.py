@@ -13,6 +13,7 @@ import pandas as pd
 from membench import __version__
 from membench.io import atomic_write_text
 from membench.provenance import REPO
+from membench.report.artifacts import subset_line
 from membench.report.datasets import dataset_section
 from membench.report.markdown import table
 from membench.report.provenance import provenance_section
@@ -43,7 +44,8 @@ def _metas(inputs: ReportInputs) -> dict[str, dict[str, dict]]:
 def build_report(inputs: ReportInputs, out: Path) -> None:
     metas = _metas(inputs)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    parts = ["# membench report", "",
+    subset = inputs.config.get("subset")
+    parts = [f"# membench report — {subset_line(subset)}" if subset else "# membench report", "",
              f"membench {__version__}, written {stamp}. Every mean comes with a 95% percentile-bootstrap CI "
              f"({inputs.config.get('report', {}).get('bootstrap_resamples', 10000)} resamples) over the dataset's "
              "resampling unit, named above each dataset's tables. Numbers are "
@@ -51,7 +53,7 @@ def build_report(inputs: ReportInputs, out: Path) -> None:
              "(odd) for reporting a tuned system. Ties in every ranking are broken by haystack position "
              "(earlier first), except `bm25-upstream`, which reproduces LongMemEval's argsort order.", ""]
     for dataset, kind in inputs.datasets.items():
-        parts += [f"## {dataset} ({kind})", ""]
+        parts += [f"## {dataset} ({kind})", "", units_note(kind, inputs.config.get("datasets", {}).get(dataset, {})), ""]
         parts.append(results_section(dataset, kind, inputs.summary, inputs.significance, metas.get(dataset, {}),
                                      inputs.baseline))
         parts += [f"![{dataset} metric@k](plots/{dataset}_curve.png)",
@@ -72,3 +74,16 @@ def _adapter_section(metas: dict[str, dict[str, dict]]) -> str:
              ", ".join(m["uses_metadata"]) or "none") for name, m in seen.items()]
     return "\n".join(["## Adapters", "", table(["run", "adapter", "class", "config", "oracle metadata"], rows,
                                                 numeric=()), ""])
+
+
+def units_note(kind: str, spec: dict) -> str:
+    """Which retrieval unit the dataset's documents are (the benchmark's own, or membench's plain text)."""
+    if kind == "locomo":
+        if spec.get("units", "upstream") == "upstream":
+            return ('Retrieval units: LoCoMo\'s own (`units: upstream`): each turn indexed as `(<session date>) '
+                    '<speaker> said, "<text>"`, plus `[shares <image caption>]` when it shares an image, as in '
+                    "snap-research/locomo `task_eval/dpr_qa.py`.")
+        return "Retrieval units: plain (`units: plain`): each turn's text plus `[shares image: <caption>]`."
+    if kind == "longmemeval":
+        return "Retrieval units: LongMemEval's own (user turns; sessions of user turns), ranked in full."
+    return "Retrieval units: whole trajectories (task + state/action steps), ranked in full (AP is the full-label MAP)."

@@ -2,10 +2,29 @@
 
 import re
 
-from membench.config import enabled_datasets, is_local, validate_config
+import os
+from pathlib import Path
+
+from membench.config import absolute_paths, enabled_datasets, is_local, subset_workdir, validate_config
 from membench.provenance import code_version, module_version
 
 validate_config(config)
+
+# A subset run (`--config subset='{per_group: 3, seed: 0}'`) works in its own folder: same targets
+# (results/report.md), never the full run's files. Data, downloads and caches stay shared.
+SUBSET_DIR = subset_workdir(config)
+if SUBSET_DIR:
+    absolute_paths(config, Path.cwd())
+    SUBSET_DIR = os.path.abspath(SUBSET_DIR)
+
+    workdir: SUBSET_DIR
+
+
+def print_headline():
+    """Called on success: the run's short headline table (results/headline.txt), if this run made one."""
+    path = Path("results/headline.txt")
+    if path.exists():
+        print(f"\nmembench headline figures ({path.resolve()}):\n" + path.read_text(encoding="utf-8"))
 
 DATASETS = enabled_datasets(config)
 RESOURCES = config["resources_dir"]

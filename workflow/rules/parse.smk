@@ -12,6 +12,7 @@ rule parse:
         normalization="results/{dataset}/normalization.json",
     params:
         kind=lambda w: dataset_spec(w)["kind"],
+        subset=config["subset"],
         code=module_version("membench.stages.parse"),
     log:
         "logs/parse/{dataset}.log",

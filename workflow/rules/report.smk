@@ -1,4 +1,44 @@
-# Plots per dataset, then results/report.md gathering every figure, table and provenance record.
+# Plots per dataset, artifacts to paste (summary.json, LaTeX tables, per-question CSV), then results/report.md
+# gathering every figure, table and provenance record.
+
+
+rule tables:
+    input:
+        summary="results/summary.parquet",
+        significance="results/significance.parquet",
+    output:
+        summary="results/summary.json",
+        headline="results/headline.txt",
+        tables=expand("results/tables/{dataset}.tex", dataset=DATASETS),
+    params:
+        kinds={d: config["datasets"][d]["kind"] for d in DATASETS},
+        baseline=config["baseline"],
+        subset=config["subset"],
+        code=module_version("membench.report.artifacts"),
+    log:
+        "logs/tables.log",
+    conda:
+        ENV
+    script:
+        "../../scripts/tables.py"
+
+
+rule per_question:
+    input:
+        scores=lambda w: [f for (d, a), f in zip(score_keys(), score_files()) if d == w.dataset],
+    output:
+        parquet="results/{dataset}/per_question.parquet",
+        csv="results/{dataset}/per_question.csv",
+    params:
+        adapters=lambda w: [a for d, a in score_keys() if d == w.dataset],
+        subset=config["subset"],
+        code=module_version("membench.report.artifacts"),
+    log:
+        "logs/per_question/{dataset}.log",
+    conda:
+        ENV
+    script:
+        "../../scripts/per_question.py"
 
 
 rule plots:
@@ -9,6 +49,7 @@ rule plots:
         groups=report("results/plots/{dataset}_groups.png", category="Plots", caption="../report/groups.rst"),
     params:
         kind=lambda w: dataset_spec(w)["kind"],
+        subset=config["subset"],
         code=module_version("membench.report.plots", "membench.report.headlines"),
     log:
         "logs/plots/{dataset}.log",
@@ -25,6 +66,8 @@ rule report:
         significance="results/significance.parquet",
         metas=run_files("results/{dataset}/runs/{adapter}.json"),
         plots=expand("results/plots/{dataset}_{kind}.png", dataset=DATASETS, kind=["curve", "groups"]),
+        tables=rules.tables.output,
+        per_question=expand("results/{dataset}/per_question.csv", dataset=DATASETS),
         logs=longmemeval_logs(),
         qa=[f"results/{d}/qa/{a}.parquet" for d, a in ANSWERED],
         official=[f"results/{d}/scores/{a}.parquet" for d, a in JUDGED],
