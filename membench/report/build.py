@@ -15,6 +15,7 @@ from membench.io import atomic_write_text
 from membench.provenance import REPO
 from membench.report.artifacts import subset_line
 from membench.report.datasets import dataset_section
+from membench.report.difficulty import difficulty_markdown
 from membench.report.markdown import table
 from membench.report.provenance import provenance_section
 from membench.report.results import results_section
@@ -58,6 +59,10 @@ def build_report(inputs: ReportInputs, out: Path) -> None:
                                      inputs.baseline))
         parts += [f"![{dataset} metric@k](plots/{dataset}_curve.png)",
                   f"![{dataset} by question group](plots/{dataset}_groups.png)", ""]
+        difficulty = inputs.results_dir / dataset / "difficulty.parquet"
+        if difficulty.exists():
+            parts += [difficulty_markdown(pd.read_parquet(difficulty)),
+                      f"![{dataset} where adapters miss](plots/{dataset}_difficulty.png)", ""]
         parts.append(dataset_section(dataset, inputs.results_dir / dataset / "normalization.json"))
     parts += inputs.extra_sections
     parts.append(_adapter_section(metas))

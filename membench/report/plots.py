@@ -14,7 +14,8 @@ import pandas as pd  # noqa: E402
 from membench.io import atomic_path  # noqa: E402
 
 
-def _save(fig, out: Path) -> None:
+def save_figure(fig, out: Path) -> None:
+    """Write a PNG atomically and close the figure."""
     with atomic_path(out) as tmp:
         fig.savefig(tmp, format="png", dpi=120, bbox_inches="tight")
     plt.close(fig)
@@ -35,7 +36,7 @@ def curve_plot(summary: pd.DataFrame, dataset: str, family: str, out: Path, note
     ax.set_title(f"{note}{dataset}: {family}@k (95% bootstrap CI)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
-    _save(fig, out)
+    save_figure(fig, out)
 
 
 def group_plot(summary: pd.DataFrame, dataset: str, metric: str, out: Path, note: str = "") -> None:
@@ -50,4 +51,4 @@ def group_plot(summary: pd.DataFrame, dataset: str, metric: str, out: Path, note
         ax.set_ylabel(metric)
         ax.legend(fontsize=7, ncol=2)
     ax.set_title(f"{note}{dataset}: {metric} by question group")
-    _save(fig, out)
+    save_figure(fig, out)

@@ -23,6 +23,29 @@ rule tables:
         "../../scripts/tables.py"
 
 
+rule difficulty:
+    input:
+        questions="results/{dataset}/questions.parquet",
+        qrels="results/{dataset}/qrels.parquet",
+        haystacks="results/{dataset}/haystacks.parquet",
+        turns="results/{dataset}/turns.parquet",
+        scores=lambda w: [f"results/{d}/scores/{a}.parquet" for d, a in RUNS if d == w.dataset],
+    output:
+        table="results/{dataset}/difficulty.parquet",
+        plot=report("results/plots/{dataset}_difficulty.png", category="Plots", caption="../report/groups.rst"),
+    params:
+        adapters=lambda w: [a for d, a in RUNS if d == w.dataset],
+        kind=lambda w: dataset_spec(w)["kind"],
+        subset=config["subset"],
+        code=module_version("membench.report.difficulty"),
+    log:
+        "logs/difficulty/{dataset}.log",
+    conda:
+        ENV
+    script:
+        "../../scripts/difficulty.py"
+
+
 rule per_question:
     input:
         scores=lambda w: [f for (d, a), f in zip(score_keys(), score_files()) if d == w.dataset],
@@ -68,6 +91,7 @@ rule report:
         plots=expand("results/plots/{dataset}_{kind}.png", dataset=DATASETS, kind=["curve", "groups"]),
         tables=rules.tables.output,
         per_question=expand("results/{dataset}/per_question.csv", dataset=DATASETS),
+        difficulty=expand("results/{dataset}/difficulty.parquet", dataset=DATASETS),
         logs=longmemeval_logs(),
         qa=[f"results/{d}/qa/{a}.parquet" for d, a in ANSWERED],
         official=[f"results/{d}/scores/{a}.parquet" for d, a in JUDGED],
