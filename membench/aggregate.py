@@ -120,10 +120,11 @@ def summarize_dataset(dataset: str, loaded: Mapping[str, pd.DataFrame], resample
 
 
 def compare_dataset(dataset: str, loaded: Mapping[str, pd.DataFrame], baseline: str, resamples: int, seed: int,
-                    resampling: Resampling = Resampling(), headline: Sequence[str] = ()) -> pd.DataFrame:
+                    resampling: Resampling = Resampling(), headline: Sequence[str] = (),
+                    ablation: Sequence[str] = ()) -> pd.DataFrame:
     """Paired tests of every adapter against `baseline` per split and metric, with Holm's correction over each
-    family: per split, the adapters x headline metrics (the report's comparison table), and the adapters x
-    all other metrics."""
+    family: per split, the adapters x headline metrics (the report's comparison table) and the adapters x all
+    other metrics; the `ablation` runs form their own two families (ablation-headline, ablation-other)."""
     if baseline not in loaded:
         return pd.DataFrame(columns=SIGNIFICANCE_COLUMNS)
     index = _question_index(loaded.values()).sort_values()  # the order paired tests have always used
@@ -146,7 +147,8 @@ def compare_dataset(dataset: str, loaded: Mapping[str, pd.DataFrame], baseline: 
     r = paired_matrix(np.hstack(a_cols), np.hstack(b_cols), resamples, seed, resampling.labels(index))
     out = pd.DataFrame(rows).assign(mean_diff=r["mean_diff"], ci_lo=r["lo"], ci_hi=r["hi"], p_value=r["p_value"],
                                     wins=r["wins"], ties=r["ties"], losses=r["losses"], n=r["n"].astype(int))
-    kind = np.where(out.metric.isin(list(headline)), "headline", "other")
+    kind = (np.where(out.adapter.isin(list(ablation)), "ablation-", "")
+            + np.where(out.metric.isin(list(headline)), "headline", "other"))
     out["family"] = out.dataset + "/" + out.split + "/" + kind
     out["family_size"] = out.groupby("family").p_value.transform(lambda p: int(p.notna().sum()))
     out["p_holm"] = out.groupby("family").p_value.transform(lambda p: pd.Series(holm(p.to_numpy()), p.index))
@@ -159,7 +161,8 @@ def _question_index(frames: Iterable[pd.DataFrame]) -> pd.Index:
 
 def aggregate(score_files: Iterable[tuple[str, str, Path]], baseline: str, resamples: int = 10000, seed: int = 0,
               resampling: Mapping[str, Resampling] | None = None,
-              headlines: Mapping[str, Sequence[str]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+              headlines: Mapping[str, Sequence[str]] | None = None,
+              ablation: Sequence[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """score_files: (dataset, adapter, path), several paths per pair allowed (retrieval, extended-pool and QA
     scores carry distinct metric names). `resampling` and `headlines` are per dataset (defaults: question
     unit; no headline family). Returns (summary, significance)."""
@@ -172,16 +175,17 @@ def aggregate(score_files: Iterable[tuple[str, str, Path]], baseline: str, resam
         how = (resampling or {}).get(dataset, Resampling())
         summary.append(summarize_dataset(dataset, loaded, resamples, seed, how))
         significance.append(compare_dataset(dataset, loaded, baseline, resamples, seed, how,
-                                            (headlines or {}).get(dataset, ())))
+                                            (headlines or {}).get(dataset, ()), ablation))
     return (_concat(summary, SUMMARY_COLUMNS), _concat(significance, SIGNIFICANCE_COLUMNS))
 
 
 def aggregate_datasets(score_files: Iterable[tuple[str, str, Path]], questions: Mapping[str, Path],
                        kinds: Mapping[str, str], baseline: str, resamples: int, seed: int,
-                       cluster: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+                       cluster: bool = True, ablation: Sequence[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The workflow's aggregate: each dataset resampled by its own unit, Holm families from its headlines."""
     resampling = {d: resampling_for(kinds[d], pd.read_parquet(path), cluster) for d, path in questions.items()}
-    return aggregate(score_files, baseline, resamples, seed, resampling, {d: HEADLINES[k] for d, k in kinds.items()})
+    return aggregate(score_files, baseline, resamples, seed, resampling, {d: HEADLINES[k] for d, k in kinds.items()},
+                     ablation)
 
 
 def _concat(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:

@@ -14,7 +14,7 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
     """Validate against the schema (filling defaults in place), then check each dataset's source."""
     from snakemake.utils import validate
 
-    _integers_in_subset(config)
+    _normalise_subset(config)
     try:
         validate(config, str(SCHEMA))
     except Exception as err:  # snakemake wraps jsonschema errors in WorkflowError
@@ -27,10 +27,12 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
     return config
 
 
-def _integers_in_subset(config: dict[str, Any]) -> None:
-    """`--config subset='{per_group: 3, seed: 0}'` reaches the config with the numbers as strings."""
+def _normalise_subset(config: dict[str, Any]) -> None:
+    """`--config subset='{per_group: 3, seed: 0}'` reaches the config with the numbers as strings; seed
+    defaults to 0 here (the schema cannot fill a default inside a key that is null by default)."""
     spec = config.get("subset")
     if isinstance(spec, dict):
+        spec.setdefault("seed", 0)
         for key, value in spec.items():
             if isinstance(value, str) and value.strip().lstrip("-").isdigit():
                 spec[key] = int(value)

@@ -9,6 +9,7 @@ with log_to(snakemake.log[0]):
     p = snakemake.params
     files = [(d, a, Path(f)) for (d, a), f in zip(p.score_keys, snakemake.input.scores)]
     questions = {d: Path(f) for d, f in zip(p.kinds, snakemake.input.questions)}
-    summary, significance = aggregate_datasets(files, questions, p.kinds, p.baseline, p.resamples, p.seed, p.cluster)
+    summary, significance = aggregate_datasets(files, questions, p.kinds, p.baseline, p.resamples, p.seed, p.cluster,
+                                             p.ablation)
     atomic_write_parquet(summary, Path(snakemake.output.summary))
     atomic_write_parquet(significance, Path(snakemake.output.significance))

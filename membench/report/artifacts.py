@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import pandas as pd
 
@@ -64,14 +64,16 @@ def _fmt(x: float) -> str:
 
 
 def latex_table(dataset: str, kind: str, summary: pd.DataFrame, significance: pd.DataFrame, baseline: str,
-                subset: Mapping | None = None) -> str:
+                subset: Mapping | None = None, leave_out: Sequence[str] = ()) -> str:
     """A booktabs table: adapters x headline metrics (split `all`), mean with its 95% CI, the best mean per
-    column in bold, and a mark where the difference to the baseline is significant after Holm."""
-    rows = summary[(summary.dataset == dataset) & (summary.split == "all") & (summary.group_by == "all")]
+    column in bold, and a mark where the difference to the baseline is significant after Holm. Runs in
+    `leave_out` (ablation runs) are not rows."""
+    rows = summary[(summary.dataset == dataset) & (summary.split == "all") & (summary.group_by == "all")
+                   & ~summary.adapter.isin(list(leave_out))]
     metrics = [m for m in HEADLINES[kind] if m in set(rows.metric)]
     adapters = list(dict.fromkeys(rows.adapter))
     sig = significance[(significance.dataset == dataset) & (significance.split == "all")
-                       & significance.metric.isin(metrics)]
+                       & significance.metric.isin(metrics) & significance.adapter.isin(adapters)]
     marked = {(r.adapter, r.metric) for r in sig.itertuples() if r.p_holm <= 0.05}
     best = {m: rows[rows.metric == m]["mean"].max() for m in metrics}
     n = int(rows.n.max()) if not rows.empty else 0
@@ -131,14 +133,14 @@ def console_table(summary: pd.DataFrame, kinds: Mapping[str, str], subset: Mappi
 
 def write_artifacts(summary: pd.DataFrame, significance: pd.DataFrame, kinds: Mapping[str, str], baseline: str,
                     summary_path: Path, tables_dir: Path, headline_path: Path,
-                    subset: Mapping | None = None) -> list[Path]:
+                    subset: Mapping | None = None, leave_out: Sequence[str] = ()) -> list[Path]:
     """summary.json, one .tex table per dataset and the console headline text; returns the paths written."""
     written = [summary_path, headline_path]
     atomic_write_text(summary_path, summary_json(summary, kinds, subset))
     atomic_write_text(headline_path, console_table(summary, kinds, subset))
     for dataset, kind in kinds.items():
         path = Path(tables_dir) / f"{dataset}.tex"
-        atomic_write_text(path, latex_table(dataset, kind, summary, significance, baseline, subset))
+        atomic_write_text(path, latex_table(dataset, kind, summary, significance, baseline, subset, leave_out))
         written.append(path)
     return written
 

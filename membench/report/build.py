@@ -12,6 +12,7 @@ import pandas as pd
 
 from membench import __version__
 from membench.io import atomic_write_text
+from membench.ablation import ablated
 from membench.provenance import REPO
 from membench.report.artifacts import subset_line
 from membench.report.datasets import dataset_section
@@ -56,7 +57,7 @@ def build_report(inputs: ReportInputs, out: Path) -> None:
     for dataset, kind in inputs.datasets.items():
         parts += [f"## {dataset} ({kind})", "", units_note(kind, inputs.config.get("datasets", {}).get(dataset, {})), ""]
         parts.append(results_section(dataset, kind, inputs.summary, inputs.significance, metas.get(dataset, {}),
-                                     inputs.baseline))
+                                     inputs.baseline, ablated(inputs.config) if inputs.config else ()))
         parts += [f"![{dataset} metric@k](plots/{dataset}_curve.png)",
                   f"![{dataset} by question group](plots/{dataset}_groups.png)", ""]
         difficulty = inputs.results_dir / dataset / "difficulty.parquet"

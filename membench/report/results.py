@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import pandas as pd
 
+from membench.ablation import ABLATION_RUNS
 from membench.report.headlines import BREAKDOWN, HEADLINES, with_ci
 from membench.report.markdown import table
 
@@ -17,8 +20,9 @@ def _cell(rows: pd.DataFrame, adapter: str, metric: str, split: str = "all") -> 
 
 
 def results_section(dataset: str, kind: str, summary: pd.DataFrame, significance: pd.DataFrame,
-                    metas: dict[str, dict], baseline: str) -> str:
-    rows = summary[summary.dataset == dataset]
+                    metas: dict[str, dict], baseline: str, ablation: Sequence[str] = ()) -> str:
+    everything = summary[summary.dataset == dataset]
+    rows = everything[~everything.adapter.isin(list(ablation))]
     adapters = list(dict.fromkeys(rows.adapter))
     heads = [m for m in HEADLINES[kind] if m in set(rows.metric)]
     mark = lambda a: f"{a} †" if metas.get(a, {}).get("uses_metadata") else a  # noqa: E731
@@ -46,7 +50,9 @@ def results_section(dataset: str, kind: str, summary: pd.DataFrame, significance
                         [[mark(a)] + [_cell(rows, a, metric, s) for s in ("tune", "holdout", "all")] for a in adapters],
                         numeric=(1, 2, 3)), ""]
     parts += _group_table(rows, adapters, BREAKDOWN[kind])
-    parts += _significance_table(significance[significance.dataset == dataset], heads, baseline)
+    sig = significance[significance.dataset == dataset]
+    parts += _significance_table(sig[~sig.adapter.isin(list(ablation))], heads, baseline)
+    parts += _ablation_table(everything, sig, heads, baseline, ablation)
     return "\n".join(parts)
 
 
@@ -102,6 +108,32 @@ def _significance_table(sig: pd.DataFrame, heads: list[str], baseline: str, spli
             "`results/significance.parquet` (other metrics form their own family per split).", "",
             table(["adapter", "metric", "difference [95% CI]", "p", "p (Holm)", "W/T/L"], body,
                   numeric=(2, 3, 4, 5)), ""]
+
+
+def _ablation_table(rows: pd.DataFrame, sig: pd.DataFrame, metrics: list[str], baseline: str,
+                    ablation: Sequence[str]) -> list[str]:
+    """Each layer alone and all together: mean, difference to the baseline and Holm p (ablation family)."""
+    names = [a for a in ablation if a in set(rows.adapter)]
+    if not names or not metrics:
+        return []
+    order = names + [a for a in dict.fromkeys(ABLATION_RUNS[n][2] for n in names) if a in set(rows.adapter)]
+    body = []
+    for adapter in order:
+        cells = []
+        for metric in metrics:
+            hit = sig[(sig.adapter == adapter) & (sig.metric == metric) & (sig.split == "all")]
+            mean = _cell(rows, adapter, metric).split(" [")[0]
+            cells.append(mean if hit.empty else
+                         f"{mean} ({hit.iloc[0].mean_diff:+.4f}, p_Holm {_p(hit.iloc[0].p_holm)})")
+        body.append([adapter if adapter in names else f"{adapter} (all layers)"] + cells)
+    family = sig[sig.adapter.isin(names) & (sig.split == "all") & sig.metric.isin(metrics)]
+    size = int(family.family_size.max()) if not family.empty else 0
+    return [f"#### Ablation: one layer at a time against `{baseline}` — split `all`", "",
+            f"Each `-only` run is `bm25-v2` with every layer off (`bm25-v2-no-layers`: stopword-free, unstemmed "
+            f"BM25) but one, or `bm25-time` with one of its two layers; the last rows are the full adapters. "
+            f"Cells: mean (difference to `{baseline}`, Holm-adjusted p). The ablation runs form their own Holm "
+            f"family ({size} tests: runs × headline metrics); the full adapters' p come from the main family.", "",
+            table(["run"] + metrics, body, numeric=tuple(range(1, len(metrics) + 1))), ""]
 
 
 def _p(p: float) -> str:

@@ -49,6 +49,7 @@ def dataset_source(wildcards):
 
 # ---------------------------------------------------------------- adapters
 
+from membench.ablation import ablated
 from membench.adapters.registry import adapter_source_files, adapter_version, facts_base
 from membench.workflow_plan import adapter_runs, facts_source, judged_runs, qa_runs, runs_for
 

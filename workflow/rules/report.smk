@@ -14,6 +14,7 @@ rule tables:
         kinds={d: config["datasets"][d]["kind"] for d in DATASETS},
         baseline=config["baseline"],
         subset=config["subset"],
+        ablation=ablated(config),
         code=module_version("membench.report.artifacts"),
     log:
         "logs/tables.log",

@@ -53,6 +53,7 @@ rule aggregate:
         score_keys=score_keys(),
         kinds={d: config["datasets"][d]["kind"] for d in DATASETS},
         cluster=config["report"]["cluster_bootstrap"],
+        ablation=ablated(config),
         baseline=config["baseline"],
         resamples=config["report"]["bootstrap_resamples"],
         seed=config["report"]["seed"],
