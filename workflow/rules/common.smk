@@ -24,7 +24,9 @@ def print_headline():
     """Called on success: the run's short headline table (results/headline.txt), if this run made one."""
     path = Path("results/headline.txt")
     if path.exists():
-        print(f"\nmembench headline figures ({path.resolve()}):\n" + path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        print(f"\nmembench headline figures ({path.resolve()}):\n{text}")
+
 
 DATASETS = enabled_datasets(config)
 RESOURCES = config["resources_dir"]
