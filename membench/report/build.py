@@ -19,6 +19,7 @@ from membench.report.datasets import dataset_section
 from membench.report.difficulty import difficulty_markdown
 from membench.report.markdown import table
 from membench.report.provenance import provenance_section
+from membench.report.published import published_section
 from membench.report.results import results_section
 
 
@@ -58,6 +59,7 @@ def build_report(inputs: ReportInputs, out: Path) -> None:
         parts += [f"## {dataset} ({kind})", "", units_note(kind, inputs.config.get("datasets", {}).get(dataset, {})), ""]
         parts.append(results_section(dataset, kind, inputs.summary, inputs.significance, metas.get(dataset, {}),
                                      inputs.baseline, ablated(inputs.config) if inputs.config else ()))
+        parts.append(published_section(dataset, kind, inputs.summary))
         parts += [f"![{dataset} metric@k](plots/{dataset}_curve.png)",
                   f"![{dataset} by question group](plots/{dataset}_groups.png)", ""]
         difficulty = inputs.results_dir / dataset / "difficulty.parquet"
