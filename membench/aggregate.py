@@ -147,8 +147,8 @@ def compare_dataset(dataset: str, loaded: Mapping[str, pd.DataFrame], baseline: 
     r = paired_matrix(np.hstack(a_cols), np.hstack(b_cols), resamples, seed, resampling.labels(index))
     out = pd.DataFrame(rows).assign(mean_diff=r["mean_diff"], ci_lo=r["lo"], ci_hi=r["hi"], p_value=r["p_value"],
                                     wins=r["wins"], ties=r["ties"], losses=r["losses"], n=r["n"].astype(int))
-    kind = (np.where(out.adapter.isin(list(ablation)), "ablation-", "")
-            + np.where(out.metric.isin(list(headline)), "headline", "other"))
+    kind = np.char.add(np.where(out.adapter.isin(list(ablation)), "ablation-", ""),
+                       np.where(out.metric.isin(list(headline)), "headline", "other"))
     out["family"] = out.dataset + "/" + out.split + "/" + kind
     out["family_size"] = out.groupby("family").p_value.transform(lambda p: int(p.notna().sum()))
     out["p_holm"] = out.groupby("family").p_value.transform(lambda p: pd.Series(holm(p.to_numpy()), p.index))
