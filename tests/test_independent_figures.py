@@ -93,3 +93,20 @@ def test_procedural_bm25_ndcg_at_5(procedural_dir):
         values.append(dcg / ideal)
     assert round(float(np.mean(values)), 4) == PINNED[("procedural", "bm25", "nDCG@5")]
     assert PINNED[("procedural", "bm25", "nDCG@5")] == pytest.approx(0.5564)
+
+
+def test_procedural_bm25_full_label_ap(procedural_dir):
+    """Procedural: trec AP (relevant = label >= 6) over the full ranking of all 336 trajectories, so every
+    label counts (Procedural is ranked in full)."""
+    corpus = json.loads((procedural_dir / "agentinstruct_trajectories.json").read_text(encoding="utf-8"))
+    bank = json.loads((procedural_dir / "query_bank.json").read_text(encoding="utf-8"))
+    trajs = corpus["trajectories"]
+    docs = [" ".join([t["task_description"]] + [f"State: {p['state']} -> Action: {p['action']}"
+                                                   for p in t["state_action_pairs"]]) for t in trajs]
+    values = []
+    for q in bank["queries"]:
+        relevant = {r["trajectory_id"] for r in q["relevant_trajectories"] if r["relevance_score"] >= 6}
+        ranked = [trajs[i]["task_instance_id"] for i in bm25_order(docs, q["query_text"], len(docs))]
+        hits = [r for r, t in enumerate(ranked, 1) if t in relevant]
+        values.append(sum(n / r for n, r in enumerate(hits, 1)) / len(relevant))
+    assert round(float(np.mean(values)), 4) == PINNED[("procedural", "bm25", "AP")]
