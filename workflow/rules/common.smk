@@ -16,8 +16,8 @@ SUBSET_DIR = subset_workdir(config)
 if SUBSET_DIR:
     absolute_paths(config, Path.cwd())
     SUBSET_DIR = os.path.abspath(SUBSET_DIR)
-
-    workdir: SUBSET_DIR
+    os.makedirs(SUBSET_DIR, exist_ok=True)
+    os.chdir(SUBSET_DIR)  # what `workdir:` does; `workdir:` is a no-op when --directory is given
 
 
 def print_headline():
