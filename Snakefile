@@ -26,3 +26,7 @@ rule all:
     input:
         "results/report.md",
     default_target: True
+
+
+onsuccess:
+    print_headline()

@@ -13,6 +13,17 @@ def longmemeval_date(text: str) -> str:
     return datetime.strptime(f"{parts[0]} {parts[2]}", "%Y/%m/%d %H:%M").isoformat()
 
 
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+
+
+def locomo_date_text(iso: str) -> str:
+    """'2023-05-08T13:56:00' -> '1:56 pm on 8 May, 2023': LoCoMo's own spelling of a session time (the inverse
+    of `locomo_date` for every date in locomo10.json), used where its retrieval units quote the date."""
+    t = datetime.fromisoformat(iso)
+    return f"{(t.hour - 1) % 12 + 1}:{t.minute:02d} {'am' if t.hour < 12 else 'pm'} on {t.day} {_MONTHS[t.month - 1]}, {t.year}"
+
+
 def locomo_date(text: str) -> str:
     """'1:56 pm on 8 May, 2023' -> '2023-05-08T13:56:00'."""
     try:

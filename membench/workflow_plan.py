@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from membench.ablation import ablation_runs
 from membench.adapters.base import Adapter
 from membench.adapters.registry import facts_base, resolve
 from membench.adapters.retrieval_system import RetrievalSystemAdapter
@@ -20,6 +21,7 @@ def adapter_runs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
     for name, spec in config["adapters"].items():
         if spec.get("enabled", True):
             runs[name] = {"adapter": spec.get("adapter") or name, "params": dict(spec.get("params") or {})}
+    runs.update(ablation_runs(config))
     if config["facts"]["source"] != "none":
         for base in config["facts"]["adapters"]:
             if base not in runs:

@@ -9,5 +9,6 @@ from membench.report.plots import curve_plot, group_plot
 
 with log_to(snakemake.log[0]):
     summary, dataset, kind = pd.read_parquet(snakemake.input.summary), snakemake.wildcards.dataset, snakemake.params.kind
-    curve_plot(summary, dataset, CURVES[kind], Path(snakemake.output.curve))
-    group_plot(summary, dataset, BREAKDOWN[kind], Path(snakemake.output.groups))
+    note = "SUBSET RUN · " if snakemake.params.subset else ""
+    curve_plot(summary, dataset, CURVES[kind], Path(snakemake.output.curve), note)
+    group_plot(summary, dataset, BREAKDOWN[kind], Path(snakemake.output.groups), note)

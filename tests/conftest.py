@@ -93,3 +93,24 @@ def run_snakemake(work: Path, config_file: Path, *args: str, pythonpath: tuple[P
     cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work), *args,
            "--configfile", str(REPO / "config.yaml"), str(config_file)]
     return subprocess.run(cmd, cwd=work, env=full_env, capture_output=True, text=True, timeout=1800)
+
+
+def pdflatex_compiles(tex_files, workdir: Path) -> None:
+    """Compile each LaTeX table inside a minimal booktabs document; skip when no pdflatex is installed
+    (a failure when MEMBENCH_REQUIRE_TEX=1, as in CI, which installs Debian's texlive packages)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("pdflatex") is None:
+        reason = "pdflatex not installed (apt-get install texlive-latex-base texlive-latex-recommended)"
+        if os.environ.get("MEMBENCH_REQUIRE_TEX") == "1":
+            pytest.fail(reason + "; MEMBENCH_REQUIRE_TEX=1 makes this a failure", pytrace=False)
+        pytest.skip(reason)
+    for n, tex in enumerate(tex_files):
+        doc = workdir / f"doc{n}.tex"
+        doc.write_text("\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
+                       f"\\input{{{Path(tex).resolve()}}}\n\\end{{document}}\n", encoding="utf-8")
+        done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", doc.name], cwd=workdir,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, f"{tex}:\n{done.stdout[-3000:]}"
+        assert (workdir / f"doc{n}.pdf").stat().st_size > 1000

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
+from membench.stats import bootstrap_ci
 from test_workflow import PINNED
 
 
@@ -23,17 +24,25 @@ def bm25_order(docs: list[str], query: str, k: int) -> list[int]:
     return sorted(range(len(docs)), key=lambda i: (-scores[i], i))[:k]  # ties: earlier first
 
 
-def test_locomo_bm25_evidence_recall_at_10(locomo_dir):
-    """LoCoMo: share of evidence entries in the top 10 (1 when empty), as upstream; membench's documented
-    repairs applied by hand (split packed ids, fix `D:11:26`/`D30:05`, drop ids naming no turn)."""
+def locomo_bm25_recalls(locomo_dir, upstream_units: bool = True) -> tuple[list[float], list[str]]:
+    """Per question: the share of its evidence entries in bm25's top 10 (1 when empty), as upstream scores it,
+    and its conversation. membench's documented repairs applied by hand (split packed ids, fix
+    `D:11:26`/`D30:05`, drop ids naming no turn). Upstream units (snap-research/locomo task_eval/dpr_qa.py):
+    `(<session date_time>) <speaker> said, "<text>"` and `[shares <blip_caption>]`, joined by a space."""
     data = json.loads((locomo_dir / "locomo10.json").read_text(encoding="utf-8"))
-    recalls = []
+    recalls, conversations = [], []
     for conv in data:
         c = conv["conversation"]
-        turns = [t for n in sorted(int(k.split("_")[1]) for k in c if re.fullmatch(r"session_\d+", k))
-                 for t in c[f"session_{n}"]]
-        docs = [t["text"] + (f" [shares image: {t['blip_caption']}]" if t.get("blip_caption") else "") for t in turns]
-        ids = [t["dia_id"] for t in turns]
+        numbers = sorted(int(k.split("_")[1]) for k in c if re.fullmatch(r"session_\d+", k))
+        turns = [(c[f"session_{n}_date_time"], t) for n in numbers for t in c[f"session_{n}"]]
+        if upstream_units:
+            docs = [f'({date}) {t["speaker"]} said, "{t["text"]}"' + (f" [shares {t['blip_caption']}]"
+                                                                      if t.get("blip_caption") else "")
+                    for date, t in turns]
+        else:
+            docs = [t["text"] + (f" [shares image: {t['blip_caption']}]" if t.get("blip_caption") else "")
+                    for _, t in turns]
+        ids = [t["dia_id"] for _, t in turns]
         for qa in conv["qa"]:
             evidence = []
             for raw in qa["evidence"]:
@@ -44,8 +53,28 @@ def test_locomo_bm25_evidence_recall_at_10(locomo_dir):
                         evidence.append(fixed)
             top = {ids[i] for i in bm25_order(docs, qa["question"], 10)}
             recalls.append(sum(e in top for e in evidence) / len(evidence) if evidence else 1.0)
+            conversations.append(conv["sample_id"])
     assert len(recalls) == 1986
+    return recalls, conversations
+
+
+def test_locomo_bm25_evidence_recall_at_10(locomo_dir):
+    recalls, _ = locomo_bm25_recalls(locomo_dir)
     assert round(float(np.mean(recalls)), 4) == PINNED[("locomo", "bm25", "evidence_recall@10")]
+    plain, _ = locomo_bm25_recalls(locomo_dir, upstream_units=False)
+    assert round(float(np.mean(plain)), 4) == 0.5129  # `units: plain`, the figure before upstream units
+
+
+def test_locomo_conversation_vs_question_bootstrap(locomo_dir):
+    """10 conversations hold 1,986 questions. On the real data bm25's conversation means are closer together
+    (.52-.59) than 10 random sets of ~200 questions would be, so resampling conversations gives a *narrower*
+    CI than resampling questions; both pinned (the widening case is the hand case in test_stats)."""
+    recalls, conversations = locomo_bm25_recalls(locomo_dir)
+    _, q_lo, q_hi = bootstrap_ci(recalls, seed=0)
+    _, c_lo, c_hi = bootstrap_ci(recalls, seed=0, clusters=conversations)
+    assert (round(q_lo, 3), round(q_hi, 3)) == (0.538, 0.580)
+    assert (round(c_lo, 3), round(c_hi, 3)) == (0.545, 0.573)
+    assert c_hi - c_lo < q_hi - q_lo
 
 
 def test_procedural_bm25_ndcg_at_5(procedural_dir):
@@ -64,3 +93,20 @@ def test_procedural_bm25_ndcg_at_5(procedural_dir):
         values.append(dcg / ideal)
     assert round(float(np.mean(values)), 4) == PINNED[("procedural", "bm25", "nDCG@5")]
     assert PINNED[("procedural", "bm25", "nDCG@5")] == pytest.approx(0.5564)
+
+
+def test_procedural_bm25_full_label_ap(procedural_dir):
+    """Procedural: trec AP (relevant = label >= 6) over the full ranking of all 336 trajectories, so every
+    label counts (Procedural is ranked in full)."""
+    corpus = json.loads((procedural_dir / "agentinstruct_trajectories.json").read_text(encoding="utf-8"))
+    bank = json.loads((procedural_dir / "query_bank.json").read_text(encoding="utf-8"))
+    trajs = corpus["trajectories"]
+    docs = [" ".join([t["task_description"]] + [f"State: {p['state']} -> Action: {p['action']}"
+                                                   for p in t["state_action_pairs"]]) for t in trajs]
+    values = []
+    for q in bank["queries"]:
+        relevant = {r["trajectory_id"] for r in q["relevant_trajectories"] if r["relevance_score"] >= 6}
+        ranked = [trajs[i]["task_instance_id"] for i in bm25_order(docs, q["query_text"], len(docs))]
+        hits = [r for r, t in enumerate(ranked, 1) if t in relevant]
+        values.append(sum(n / r for n, r in enumerate(hits, 1)) / len(relevant))
+    assert round(float(np.mean(values)), 4) == PINNED[("procedural", "bm25", "AP")]

@@ -4,7 +4,7 @@ Why: `bm25` misses "cooked" for "cooking" and cannot tell "New York" from "new" 
 so its numbers remain reproducible, and every improvement lives here.
 
 Terms: lowercased `\\w+` tokens, stopwords removed (`membench.text.STOPWORDS`), each stemmed with
-`membench.text.stem` (a light -s/-es/-ies/-ed/-ing/-e stripper; no new dependency), plus the bigrams of
+`membench.text.stem` (a light -s/-es/-ies/-ed/-ing/-e stripper, `stemming`; no new dependency), plus the bigrams of
 adjacent kept stems ("new york"), when `bigrams` is on. Documents and query are analysed the same way.
 Query expansion (deterministic, scored with weight `expansion_weight`, default 0.5, on top of the query's
 own BM25 score); only terms that occur in the haystack are added, in sorted order:
@@ -46,9 +46,9 @@ for _group in SYNONYM_GROUPS:
         _GROUP_OF[_s] = _stems
 
 
-def analyze(text: str, bigrams: bool = True) -> list[str]:
-    """Stemmed content words, then (optionally) the bigrams of adjacent ones joined by a space."""
-    stems = [stem(t) for t in word_tokens(text) if t not in STOPWORDS]
+def analyze(text: str, bigrams: bool = True, stemming: bool = True) -> list[str]:
+    """Stemmed (optionally) content words, then (optionally) the bigrams of adjacent ones joined by a space."""
+    stems = [stem(t) if stemming else t for t in word_tokens(text) if t not in STOPWORDS]
     if not bigrams:
         return stems
     return stems + [f"{a} {b}" for a, b in zip(stems, stems[1:])]
@@ -70,8 +70,8 @@ class BM25V2Adapter(Adapter):
     """Stemmed unigram+bigram BM25 with synonym/morphological expansion and date windows."""
 
     name = "bm25-v2"
-    defaults: dict[str, Any] = {"k1": 1.5, "b": 0.75, "epsilon": 0.25, "bigrams": True, "synonyms": True,
-                                "morph_variants": True, "expansion_weight": 0.5, "boost": 1.5,
+    defaults: dict[str, Any] = {"k1": 1.5, "b": 0.75, "epsilon": 0.25, "stemming": True, "bigrams": True,
+                                "synonyms": True, "morph_variants": True, "expansion_weight": 0.5, "boost": 1.5,
                                 "dampen": 0.75, "slack_days": 1}
 
     def __init__(self, **params):
@@ -80,7 +80,8 @@ class BM25V2Adapter(Adapter):
 
     def _build_index(self, documents: Sequence[Document]) -> V2Index:
         p = self.params
-        return V2Index([analyze(d.text, bool(p["bigrams"])) for d in documents], p["k1"], p["b"], p["epsilon"])
+        return V2Index([analyze(d.text, bool(p["bigrams"]), bool(p["stemming"])) for d in documents],
+                       p["k1"], p["b"], p["epsilon"])
 
     def expansions(self, query_stems: Sequence[str], index: V2Index) -> list[str]:
         """Extra query terms found in the haystack: synonyms and near-identical longer/shorter stems."""
@@ -99,7 +100,7 @@ class BM25V2Adapter(Adapter):
         if not documents:
             return np.zeros(0)
         index = self._indexes.get(documents)
-        terms = analyze(query.text, bool(self.params["bigrams"]))
+        terms = analyze(query.text, bool(self.params["bigrams"]), bool(self.params["stemming"]))
         scores = index.bm25.scores(terms)
         weight = float(self.params["expansion_weight"])
         extra = self.expansions([t for t in terms if " " not in t], index)

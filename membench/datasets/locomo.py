@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from membench.dates import locomo_date
+from membench.dates import locomo_date, locomo_date_text
 from membench.datasets.fields import expect, get, load_json, nonempty_str, unique
 from membench.datasets.tables import ParsedDataset, split_of
 from membench.errors import InputError
@@ -21,6 +21,15 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 
 _SESSION = re.compile(r"session_(\d+)")
 _DATE_KEY = re.compile(r"session_(\d+)_date_time")
 _DIA = re.compile(r"D:?(\d+):0*(\d+)")
+
+
+def retrieval_unit(session_date: str | None, speaker: str | None, text: str, caption: str | None) -> str:
+    """A turn as LoCoMo's own retrieval code indexes it (snap-research/locomo, branch `code`,
+    task_eval/dpr_qa.py): `(<session date>) <speaker> said, "<text>"`, then `[shares <blip caption>]` for a
+    turn that shares an image. Upstream ends each part with a newline; here they are joined by one space."""
+    unit = f'({locomo_date_text(session_date)}) ' if session_date else ""
+    unit += f'{speaker} said, "{text}"'
+    return f"{unit} [shares {caption}]" if caption else unit
 
 
 def find_file(source: Path) -> Path:

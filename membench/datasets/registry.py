@@ -18,6 +18,12 @@ PARSERS: dict[str, Callable[[Path], ParsedDataset]] = {
 # The granularities a dataset is ranked and scored at.
 GRANULARITIES = {longmemeval.KIND: ("session", "turn"), locomo.KIND: ("turn",), procedural.KIND: ("trajectory",)}
 
+# The benchmark's own retrieval unit for a turn, (session_date, speaker, text, caption) -> indexed text, where
+# it differs from membench's plain text (`datasets.<name>.units: upstream`, the default).
+UNIT_FORMATS: dict[str, Callable[[str | None, str | None, str, str | None], str]] = {
+    locomo.KIND: locomo.retrieval_unit,
+}
+
 # LongMemEval's retrieval protocol indexes user turns only.
 USER_TURNS_ONLY = {longmemeval.KIND: True, locomo.KIND: False, procedural.KIND: False}
 

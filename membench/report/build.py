@@ -12,10 +12,14 @@ import pandas as pd
 
 from membench import __version__
 from membench.io import atomic_write_text
+from membench.ablation import ablated
 from membench.provenance import REPO
+from membench.report.artifacts import subset_line
 from membench.report.datasets import dataset_section
+from membench.report.difficulty import difficulty_markdown
 from membench.report.markdown import table
 from membench.report.provenance import provenance_section
+from membench.report.published import published_section
 from membench.report.results import results_section
 
 
@@ -43,18 +47,25 @@ def _metas(inputs: ReportInputs) -> dict[str, dict[str, dict]]:
 def build_report(inputs: ReportInputs, out: Path) -> None:
     metas = _metas(inputs)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    parts = ["# membench report", "",
-             f"membench {__version__}, written {stamp}. Every mean comes with a 95% percentile-bootstrap CI over "
-             f"questions ({inputs.config.get('report', {}).get('bootstrap_resamples', 10000)} resamples). Numbers are "
+    subset = inputs.config.get("subset")
+    parts = [f"# membench report — {subset_line(subset)}" if subset else "# membench report", "",
+             f"membench {__version__}, written {stamp}. Every mean comes with a 95% percentile-bootstrap CI "
+             f"({inputs.config.get('report', {}).get('bootstrap_resamples', 10000)} resamples) over the dataset's "
+             "resampling unit, named above each dataset's tables. Numbers are "
              "from split `all` unless a table says otherwise; `tune` (even question index) is for tuning, `holdout` "
              "(odd) for reporting a tuned system. Ties in every ranking are broken by haystack position "
              "(earlier first), except `bm25-upstream`, which reproduces LongMemEval's argsort order.", ""]
     for dataset, kind in inputs.datasets.items():
-        parts += [f"## {dataset} ({kind})", ""]
+        parts += [f"## {dataset} ({kind})", "", units_note(kind, inputs.config.get("datasets", {}).get(dataset, {})), ""]
         parts.append(results_section(dataset, kind, inputs.summary, inputs.significance, metas.get(dataset, {}),
-                                     inputs.baseline))
+                                     inputs.baseline, ablated(inputs.config) if inputs.config else ()))
+        parts.append(published_section(dataset, kind, inputs.summary))
         parts += [f"![{dataset} metric@k](plots/{dataset}_curve.png)",
                   f"![{dataset} by question group](plots/{dataset}_groups.png)", ""]
+        difficulty = inputs.results_dir / dataset / "difficulty.parquet"
+        if difficulty.exists():
+            parts += [difficulty_markdown(pd.read_parquet(difficulty)),
+                      f"![{dataset} where adapters miss](plots/{dataset}_difficulty.png)", ""]
         parts.append(dataset_section(dataset, inputs.results_dir / dataset / "normalization.json"))
     parts += inputs.extra_sections
     parts.append(_adapter_section(metas))
@@ -71,3 +82,16 @@ def _adapter_section(metas: dict[str, dict[str, dict]]) -> str:
              ", ".join(m["uses_metadata"]) or "none") for name, m in seen.items()]
     return "\n".join(["## Adapters", "", table(["run", "adapter", "class", "config", "oracle metadata"], rows,
                                                 numeric=()), ""])
+
+
+def units_note(kind: str, spec: dict) -> str:
+    """Which retrieval unit the dataset's documents are (the benchmark's own, or membench's plain text)."""
+    if kind == "locomo":
+        if spec.get("units", "upstream") == "upstream":
+            return ('Retrieval units: LoCoMo\'s own (`units: upstream`): each turn indexed as `(<session date>) '
+                    '<speaker> said, "<text>"`, plus `[shares <image caption>]` when it shares an image, as in '
+                    "snap-research/locomo `task_eval/dpr_qa.py`.")
+        return "Retrieval units: plain (`units: plain`): each turn's text plus `[shares image: <caption>]`."
+    if kind == "longmemeval":
+        return "Retrieval units: LongMemEval's own (user turns; sessions of user turns), ranked in full."
+    return "Retrieval units: whole trajectories (task + state/action steps), ranked in full (AP is the full-label MAP)."

@@ -14,13 +14,14 @@ import pandas as pd  # noqa: E402
 from membench.io import atomic_path  # noqa: E402
 
 
-def _save(fig, out: Path) -> None:
+def save_figure(fig, out: Path) -> None:
+    """Write a PNG atomically and close the figure."""
     with atomic_path(out) as tmp:
         fig.savefig(tmp, format="png", dpi=120, bbox_inches="tight")
     plt.close(fig)
 
 
-def curve_plot(summary: pd.DataFrame, dataset: str, family: str, out: Path) -> None:
+def curve_plot(summary: pd.DataFrame, dataset: str, family: str, out: Path, note: str = "") -> None:
     """`family@k` against k for every adapter (split all, CI as a band)."""
     rows = summary[(summary.dataset == dataset) & (summary.split == "all") & (summary.group_by == "all")]
     pattern = re.compile(re.escape(family) + r"@(\d+)$")
@@ -32,13 +33,13 @@ def curve_plot(summary: pd.DataFrame, dataset: str, family: str, out: Path) -> N
     ax.set_xscale("log")
     ax.set_xlabel("k")
     ax.set_ylabel(f"{family}@k")
-    ax.set_title(f"{dataset}: {family}@k (95% bootstrap CI)")
+    ax.set_title(f"{note}{dataset}: {family}@k (95% bootstrap CI)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
-    _save(fig, out)
+    save_figure(fig, out)
 
 
-def group_plot(summary: pd.DataFrame, dataset: str, metric: str, out: Path) -> None:
+def group_plot(summary: pd.DataFrame, dataset: str, metric: str, out: Path, note: str = "") -> None:
     """`metric` per question group (type / category / tier) for every adapter."""
     rows = summary[(summary.dataset == dataset) & (summary.group_by != "all") & (summary.metric == metric)]
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -49,5 +50,5 @@ def group_plot(summary: pd.DataFrame, dataset: str, metric: str, out: Path) -> N
         table.plot.bar(ax=ax, rot=30)
         ax.set_ylabel(metric)
         ax.legend(fontsize=7, ncol=2)
-    ax.set_title(f"{dataset}: {metric} by question group")
-    _save(fig, out)
+    ax.set_title(f"{note}{dataset}: {metric} by question group")
+    save_figure(fig, out)

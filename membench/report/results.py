@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import pandas as pd
 
+from membench.ablation import ABLATION_RUNS
 from membench.report.headlines import BREAKDOWN, HEADLINES, with_ci
 from membench.report.markdown import table
 
@@ -17,15 +20,16 @@ def _cell(rows: pd.DataFrame, adapter: str, metric: str, split: str = "all") -> 
 
 
 def results_section(dataset: str, kind: str, summary: pd.DataFrame, significance: pd.DataFrame,
-                    metas: dict[str, dict], baseline: str) -> str:
-    rows = summary[summary.dataset == dataset]
+                    metas: dict[str, dict], baseline: str, ablation: Sequence[str] = ()) -> str:
+    everything = summary[summary.dataset == dataset]
+    rows = everything[~everything.adapter.isin(list(ablation))]
     adapters = list(dict.fromkeys(rows.adapter))
     heads = [m for m in HEADLINES[kind] if m in set(rows.metric)]
     mark = lambda a: f"{a} †" if metas.get(a, {}).get("uses_metadata") else a  # noqa: E731
     first = rows[(rows.split == "all") & (rows.group_by == "all")]
     n = int(first.n.max()) if not first.empty else 0
     skipped = int(first.n_skipped.max()) if not first.empty else 0
-    parts = [f"#### Retrieval — split `all` ({n} questions scored, {skipped} skipped)", "",
+    parts = [f"#### Retrieval — split `all` ({n} questions scored, {skipped} skipped)", "", resampling_note(first), "",
              table(["adapter"] + heads, [[mark(a)] + [_cell(rows, a, m) for m in heads] for a in adapters],
                    numeric=tuple(range(1, len(heads) + 1))), ""]
     if any(metas.get(a, {}).get("uses_metadata") for a in adapters):
@@ -46,7 +50,9 @@ def results_section(dataset: str, kind: str, summary: pd.DataFrame, significance
                         [[mark(a)] + [_cell(rows, a, metric, s) for s in ("tune", "holdout", "all")] for a in adapters],
                         numeric=(1, 2, 3)), ""]
     parts += _group_table(rows, adapters, BREAKDOWN[kind])
-    parts += _significance_table(significance[significance.dataset == dataset], heads, baseline)
+    sig = significance[significance.dataset == dataset]
+    parts += _significance_table(sig[~sig.adapter.isin(list(ablation))], heads, baseline)
+    parts += _ablation_table(everything, sig, heads, baseline, ablation)
     return "\n".join(parts)
 
 
@@ -71,26 +77,64 @@ def _group_table(rows: pd.DataFrame, adapters: list[str], metric: str) -> list[s
     return out
 
 
+UNIT_NOTE = {"question": "questions (each question an independent unit)",
+             "conversation": "conversations (all questions of a drawn conversation together; LoCoMo's 1,986 "
+                             "questions come from 10 conversations, so questions are not independent)"}
+
+
+def resampling_note(rows: pd.DataFrame) -> str:
+    """Which unit the dataset's CIs and tests resample, in words."""
+    units = sorted(set(rows.unit)) if "unit" in rows and not rows.empty else ["question"]
+    return "Resampling unit: " + "; ".join(UNIT_NOTE.get(u, u) for u in units) + "."
+
+
 def _significance_table(sig: pd.DataFrame, heads: list[str], baseline: str, split: str = "all") -> list[str]:
-    """Adapter rows x the first headline metrics: difference to the baseline [95% CI], p."""
-    metrics = heads[:3]
-    sig = sig[sig.metric.isin(metrics) & (sig.split == split)]
+    """One row per adapter x headline metric: difference to the baseline [95% CI], raw and Holm p, wins/ties/losses."""
+    sig = sig[sig.metric.isin(heads) & (sig.split == split)]
     if sig.empty:
         return []
+    order = {m: i for i, m in enumerate(heads)}
+    sig = sig.assign(_o=sig.metric.map(order)).sort_values(["adapter", "_o"], kind="stable")
+    body = [[r.adapter, r.metric, f"{r.mean_diff:+.4f} [{r.ci_lo:+.3f}, {r.ci_hi:+.3f}]", _p(r.p_value),
+             _p(r.p_holm) + (" *" if r.p_holm <= 0.05 else ""), f"{r.wins}/{r.ties}/{r.losses}"]
+            for r in sig.itertuples()]
+    size = int(sig.family_size.max())
+    return [f"#### Paired tests against `{baseline}` — split `{split}`", "",
+            f"Mean difference (adapter − baseline) over the same questions with its 95% bootstrap CI; two-sided "
+            f"paired sign-flip randomisation p-value, raw and Holm–Bonferroni adjusted over this table's family "
+            f"(the {size} tests of {sig.adapter.nunique()} adapters × {sig.metric.nunique()} headline metrics; "
+            f"* = adjusted p ≤ 0.05); wins/ties/losses count questions where the adapter scores above / equal to / "
+            f"below the baseline. {resampling_note(sig)} Every split and metric is in "
+            "`results/significance.parquet` (other metrics form their own family per split).", "",
+            table(["adapter", "metric", "difference [95% CI]", "p", "p (Holm)", "W/T/L"], body,
+                  numeric=(2, 3, 4, 5)), ""]
+
+
+def _ablation_table(rows: pd.DataFrame, sig: pd.DataFrame, metrics: list[str], baseline: str,
+                    ablation: Sequence[str]) -> list[str]:
+    """Each layer alone and all together: mean, difference to the baseline and Holm p (ablation family)."""
+    names = [a for a in ablation if a in set(rows.adapter)]
+    if not names or not metrics:
+        return []
+    order = names + [a for a in dict.fromkeys(ABLATION_RUNS[n][2] for n in names) if a in set(rows.adapter)]
     body = []
-    for adapter, part in sig.groupby("adapter", sort=False):
+    for adapter in order:
         cells = []
         for metric in metrics:
-            hit = part[part.metric == metric]
-            if hit.empty:
-                cells.append("—")
-                continue
-            r = hit.iloc[0]
-            p = f"p={r.p_value:.4f}" if r.p_value == r.p_value else "p=n/a"
-            cells.append(f"{r.mean_diff:+.4f} [{r.ci_lo:+.3f}, {r.ci_hi:+.3f}] {p}")
-        body.append([adapter] + cells)
-    return [f"#### Paired tests against `{baseline}` — split `{split}`", "",
-            "Mean difference (adapter − baseline) over the same questions with its 95% bootstrap CI, and the "
-            "two-sided paired sign-flip randomisation p-value. Every split and metric is in "
-            "`results/significance.parquet`.", "",
-            table(["adapter"] + metrics, body, numeric=tuple(range(1, len(metrics) + 1))), ""]
+            hit = sig[(sig.adapter == adapter) & (sig.metric == metric) & (sig.split == "all")]
+            mean = _cell(rows, adapter, metric).split(" [")[0]
+            cells.append(mean if hit.empty else
+                         f"{mean} ({hit.iloc[0].mean_diff:+.4f}, p_Holm {_p(hit.iloc[0].p_holm)})")
+        body.append([adapter if adapter in names else f"{adapter} (all layers)"] + cells)
+    family = sig[sig.adapter.isin(names) & (sig.split == "all") & sig.metric.isin(metrics)]
+    size = int(family.family_size.max()) if not family.empty else 0
+    return [f"#### Ablation: one layer at a time against `{baseline}` — split `all`", "",
+            f"Each `-only` run is `bm25-v2` with every layer off (`bm25-v2-no-layers`: stopword-free, unstemmed "
+            f"BM25) but one, or `bm25-time` with one of its two layers; the last rows are the full adapters. "
+            f"Cells: mean (difference to `{baseline}`, Holm-adjusted p). The ablation runs form their own Holm "
+            f"family ({size} tests: runs × headline metrics); the full adapters' p come from the main family.", "",
+            table(["run"] + metrics, body, numeric=tuple(range(1, len(metrics) + 1))), ""]
+
+
+def _p(p: float) -> str:
+    return "n/a" if p != p else f"{p:.4f}"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from membench.datasets.registry import UNIT_FORMATS
 from membench.io import atomic_write_parquet
 from membench.sessions.reader import plain
 
@@ -27,8 +28,10 @@ def event_ref(session_key: str, turn_index: int) -> str:
     return f"{session_key}_{turn_index + 1}"
 
 
-def write_session_logs(turns: pd.DataFrame, out_dir: Path) -> int:
-    """One events.jsonl per distinct session key, mtime = session time; returns the number written."""
+def write_session_logs(turns: pd.DataFrame, out_dir: Path, unit_format=None) -> int:
+    """One events.jsonl per distinct session key, mtime = session time; returns the number written.
+
+    `unit_format(session_date, speaker, text, caption)`, when given, writes each turn's retrieval unit too."""
     tmp = out_dir.with_name(f".{out_dir.name}.part")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -42,6 +45,8 @@ def write_session_logs(turns: pd.DataFrame, out_dir: Path) -> int:
                 record = {"ref": event_ref(key, row.turn_index), "kind": row.kind, "role": row.role,
                           "speaker": plain(row.speaker), "text": row.text, "timestamp": plain(date),
                           "caption": plain(row.caption), "state": plain(row.state), "action": plain(row.action)}
+                if unit_format is not None and row.kind == "turn":
+                    record["unit"] = unit_format(plain(date), plain(row.speaker), row.text, plain(row.caption))
                 fh.write(json.dumps({k: v for k, v in record.items() if v is not None}, ensure_ascii=False) + "\n")
         if plain(date):
             stamp = datetime.fromisoformat(date).timestamp()
@@ -52,8 +57,18 @@ def write_session_logs(turns: pd.DataFrame, out_dir: Path) -> int:
     return written
 
 
-def ingest(parsed_dir: Path, out_dir: Path) -> dict[str, int]:
-    """Read the parse outputs in `parsed_dir` and write the session logs and maps into `out_dir`."""
+UNITS = ("upstream", "plain")
+
+
+def ingest(parsed_dir: Path, out_dir: Path, units: str = "upstream") -> dict[str, int]:
+    """Read the parse outputs in `parsed_dir` and write the session logs and maps into `out_dir`.
+
+    units: "upstream" writes the benchmark's own retrieval unit for each turn where membench knows one
+    (LoCoMo); "plain" indexes the turn's text and image caption only."""
+    if units not in UNITS:
+        raise ValueError(f"units must be one of {UNITS}, got {units!r}")
+    kind = json.loads((parsed_dir / "normalization.json").read_text(encoding="utf-8"))["kind"]
+    unit_format = UNIT_FORMATS.get(kind) if units == "upstream" else None
     questions = pd.read_parquet(parsed_dir / "questions.parquet")
     turns = pd.read_parquet(parsed_dir / "turns.parquet")
     haystacks = pd.read_parquet(parsed_dir / "haystacks.parquet")
@@ -75,7 +90,7 @@ def ingest(parsed_dir: Path, out_dir: Path) -> dict[str, int]:
                       "item_id": session_rows["session_id"], "session_id": session_rows["session_id"]}),
     ], ignore_index=True)
 
-    n_sessions = write_session_logs(turns, out_dir / "sessions")
+    n_sessions = write_session_logs(turns, out_dir / "sessions", unit_format)
     atomic_write_parquet(queries, out_dir / "view" / "queries.parquet")
     atomic_write_parquet(view, out_dir / "view" / "haystacks.parquet")
     atomic_write_parquet(item_map, out_dir / "maps" / "item_map.parquet")

@@ -25,6 +25,7 @@ class Event:
     caption: str | None = None  # LoCoMo: BLIP caption of a shared image
     about: tuple[str, ...] = ()  # fact records: refs of the turns the fact was drawn from
     source: str | None = None  # fact records: where the fact came from (a model, or the dataset)
+    unit: str | None = None  # the benchmark's own retrieval unit for this turn, when it differs (LoCoMo upstream)
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class Haystack:
                 for event in session.events:
                     if event.kind != "turn" or (self.user_turns_only and event.role != "user"):
                         continue
-                    text = " ".join([turn_text(event), *facts.get(event.ref, ())])
+                    text = " ".join([unit_text(event), *facts.get(event.ref, ())])
                     docs.append(Document(event.ref, text, session.session_id, event.timestamp or session.timestamp,
                                          len(docs)))
         elif granularity in ("session", "trajectory"):
@@ -82,7 +83,7 @@ class Haystack:
                 if granularity == "trajectory":
                     parts = [e.text for e in session.events if e.kind in ("task", "step")]
                 else:
-                    parts = [turn_text(e) for e in session.events
+                    parts = [unit_text(e) for e in session.events
                              if e.kind == "turn" and (not self.user_turns_only or e.role == "user")]
                 if self.with_facts:
                     parts += [e.text for e in session.events if e.kind == "fact"]
@@ -108,3 +109,9 @@ def turn_text(event: Event) -> str:
     if event.caption:
         return f"{event.text} [shares image: {event.caption}]"
     return event.text
+
+
+def unit_text(event: Event) -> str:
+    """What a document holds for a turn: the benchmark's own retrieval unit when ingest wrote one (LoCoMo:
+    date, speaker, text and caption, `datasets.<name>.units: upstream`), else the plain `turn_text`."""
+    return event.unit if event.unit is not None else turn_text(event)

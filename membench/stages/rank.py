@@ -2,7 +2,7 @@
 
 The adapter sees opaque ids; this stage maps its ranking back to the benchmark's own item names and
 writes the run as Parquet plus a TREC run file. LongMemEval is ranked over the whole haystack (the
-upstream protocol scores full rankings); other datasets to `depth`.
+upstream protocol scores full rankings), and so is Procedural (AP over every label); LoCoMo to `depth`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from membench.sessions.view import Query
 log = logging.getLogger(__name__)
 RUN_COLUMNS = {"question_id": "string", "rank": "int64", "item_id": "string", "score": "float64",
                "granularity": "string"}
-FULL_DEPTH_KINDS = {"longmemeval"}
+FULL_DEPTH_KINDS = {"longmemeval", "procedural"}  # Procedural: 336 trajectories, so AP is the full-label MAP
 
 
 def granularities_for(kind: str, adapter) -> list[str]:

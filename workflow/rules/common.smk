@@ -3,7 +3,10 @@
 import os
 import re
 
-from membench.config import enabled_datasets, is_local, validate_config
+import os
+from pathlib import Path
+
+from membench.config import absolute_paths, enabled_datasets, is_local, subset_workdir, validate_config
 from membench.provenance import code_version, module_version
 
 validate_config(config)
@@ -12,6 +15,24 @@ validate_config(config)
 # pinned dependencies of envs/membench.yaml); cluster jobs inherit it with the rest of the environment.
 # (Set, not required from the user, so no `envvars:` assertion.)
 os.environ.update(PYTHONPATH=os.pathsep.join(filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")])))
+
+# A subset run (`--config subset='{per_group: 3, seed: 0}'`) works in its own folder: same targets
+# (results/report.md), never the full run's files. Data, downloads and caches stay shared.
+SUBSET_DIR = subset_workdir(config)
+if SUBSET_DIR:
+    absolute_paths(config, Path.cwd())
+    SUBSET_DIR = os.path.abspath(SUBSET_DIR)
+    os.makedirs(SUBSET_DIR, exist_ok=True)
+    os.chdir(SUBSET_DIR)  # what `workdir:` does; `workdir:` is a no-op when --directory is given
+
+
+def print_headline():
+    """Called on success: the run's short headline table (results/headline.txt), if this run made one."""
+    path = Path("results/headline.txt")
+    if path.exists():
+        text = path.read_text(encoding="utf-8")
+        print(f"\nmembench headline figures ({path.resolve()}):\n{text}")
+
 
 DATASETS = enabled_datasets(config)
 RESOURCES = config["resources_dir"]
@@ -45,6 +66,7 @@ def errata_file(wildcards):
 
 # ---------------------------------------------------------------- adapters
 
+from membench.ablation import ablated
 from membench.adapters.registry import adapter_source_files, adapter_version, facts_base
 from membench.workflow_plan import adapter_runs, facts_source, judged_runs, qa_runs, runs_for
 

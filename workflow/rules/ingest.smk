@@ -6,6 +6,7 @@ rule ingest:
         questions="results/{dataset}/questions.parquet",
         turns="results/{dataset}/turns.parquet",
         haystacks="results/{dataset}/haystacks.parquet",
+        normalization="results/{dataset}/normalization.json",
     output:
         sessions=directory("results/{dataset}/sessions"),
         queries="results/{dataset}/view/queries.parquet",
@@ -13,6 +14,7 @@ rule ingest:
         item_map="results/{dataset}/maps/item_map.parquet",
         query_map="results/{dataset}/maps/query_map.parquet",
     params:
+        units=lambda w: dataset_spec(w)["units"],
         code=module_version("membench.sessions.ingest"),
     log:
         "logs/ingest/{dataset}.log",

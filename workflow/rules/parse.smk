@@ -14,6 +14,7 @@ rule parse:
     params:
         kind=lambda w: dataset_spec(w)["kind"],
         errata=lambda w: config["errata"] if dataset_spec(w)["kind"] == "locomo" else None,
+        subset=config["subset"],
         code=module_version("membench.stages.parse"),
     log:
         "logs/parse/{dataset}.log",

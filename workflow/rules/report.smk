@@ -1,4 +1,68 @@
-# Plots per dataset, then results/report.md gathering every figure, table and provenance record.
+# Plots per dataset, artifacts to paste (summary.json, LaTeX tables, per-question CSV), then results/report.md
+# gathering every figure, table and provenance record.
+
+
+rule tables:
+    input:
+        summary="results/summary.parquet",
+        significance="results/significance.parquet",
+    output:
+        summary="results/summary.json",
+        headline="results/headline.txt",
+        tables=expand("results/tables/{dataset}.tex", dataset=DATASETS),
+    params:
+        kinds={d: config["datasets"][d]["kind"] for d in DATASETS},
+        baseline=config["baseline"],
+        subset=config["subset"],
+        ablation=ablated(config),
+        code=module_version("membench.report.artifacts"),
+    log:
+        "logs/tables.log",
+    conda:
+        ENV
+    script:
+        "../../scripts/tables.py"
+
+
+rule difficulty:
+    input:
+        questions="results/{dataset}/questions.parquet",
+        qrels="results/{dataset}/qrels.parquet",
+        haystacks="results/{dataset}/haystacks.parquet",
+        turns="results/{dataset}/turns.parquet",
+        scores=lambda w: [f"results/{d}/scores/{a}.parquet" for d, a in RUNS if d == w.dataset],
+    output:
+        table="results/{dataset}/difficulty.parquet",
+        plot=report("results/plots/{dataset}_difficulty.png", category="Plots", caption="../report/groups.rst"),
+    params:
+        adapters=lambda w: [a for d, a in RUNS if d == w.dataset],
+        kind=lambda w: dataset_spec(w)["kind"],
+        subset=config["subset"],
+        code=module_version("membench.report.difficulty"),
+    log:
+        "logs/difficulty/{dataset}.log",
+    conda:
+        ENV
+    script:
+        "../../scripts/difficulty.py"
+
+
+rule per_question:
+    input:
+        scores=lambda w: [f for (d, a), f in zip(score_keys(), score_files()) if d == w.dataset],
+    output:
+        parquet="results/{dataset}/per_question.parquet",
+        csv="results/{dataset}/per_question.csv",
+    params:
+        adapters=lambda w: [a for d, a in score_keys() if d == w.dataset],
+        subset=config["subset"],
+        code=module_version("membench.report.artifacts"),
+    log:
+        "logs/per_question/{dataset}.log",
+    conda:
+        ENV
+    script:
+        "../../scripts/per_question.py"
 
 
 # Seconds of work: run beside snakemake rather than wait in a cluster queue.
@@ -15,6 +79,7 @@ rule plots:
         groups=report("results/plots/{dataset}_groups.png", category="Plots", caption="../report/groups.rst"),
     params:
         kind=lambda w: dataset_spec(w)["kind"],
+        subset=config["subset"],
         code=module_version("membench.report.plots", "membench.report.headlines"),
     log:
         "logs/plots/{dataset}.log",
@@ -31,6 +96,9 @@ rule report:
         significance="results/significance.parquet",
         metas=run_files("results/{dataset}/runs/{adapter}.json"),
         plots=expand("results/plots/{dataset}_{kind}.png", dataset=DATASETS, kind=["curve", "groups"]),
+        tables=rules.tables.output,
+        per_question=expand("results/{dataset}/per_question.csv", dataset=DATASETS),
+        difficulty=expand("results/{dataset}/difficulty.parquet", dataset=DATASETS),
         logs=longmemeval_logs(),
         qa=[f"results/{d}/qa/{a}.parquet" for d, a in ANSWERED],
         calibration=[f"results/{d}/qa/calibration.parquet" for d in CALIBRATED],

@@ -50,11 +50,15 @@ localrules:
 rule aggregate:
     input:
         scores=score_files(),
+        questions=expand("results/{dataset}/questions.parquet", dataset=DATASETS),
     output:
         summary="results/summary.parquet",
         significance="results/significance.parquet",
     params:
         score_keys=score_keys(),
+        kinds={d: config["datasets"][d]["kind"] for d in DATASETS},
+        cluster=config["report"]["cluster_bootstrap"],
+        ablation=ablated(config),
         baseline=config["baseline"],
         resamples=config["report"]["bootstrap_resamples"],
         seed=config["report"]["seed"],

@@ -1,0 +1,165 @@
+"""Artifacts to paste: results/summary.json, LaTeX tables (booktabs) and the console headline table.
+
+Each text artifact opens with a line saying whether it comes from a subset run (`subset_line`), so a
+number from a quick run is never mistaken for a full one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from membench.io import atomic_write_parquet, atomic_write_text
+from membench.report.headlines import HEADLINES
+
+TOP = {"split": "all", "group_by": "all"}
+
+
+def subset_line(subset: Mapping | None) -> str:
+    """The first line of every text output: empty for a full run, a warning for a subset run."""
+    if not subset:
+        return ""
+    return (f"SUBSET RUN ({subset['per_group']} questions per question group, seed {subset['seed']}): a quick "
+            "check, not figures to report")
+
+
+def summary_json(summary: pd.DataFrame, kinds: Mapping[str, str], subset: Mapping | None = None) -> str:
+    """Headline metrics with CIs per dataset x adapter x split, as JSON text (first key: `subset`)."""
+    top = summary[summary.group_by == "all"]
+    out: dict = {"subset": subset_line(subset) or None, "datasets": {}}
+    for dataset, kind in kinds.items():
+        rows = top[(top.dataset == dataset) & top.metric.isin(HEADLINES[kind])]
+        entry = {"kind": kind, "resampling_unit": _first(rows, "unit", "question"), "headline_metrics":
+                 [m for m in HEADLINES[kind] if m in set(rows.metric)], "adapters": {}}
+        for r in rows.itertuples():
+            cell = {"mean": _num(r.mean), "ci_lo": _num(r.ci_lo), "ci_hi": _num(r.ci_hi), "n": int(r.n)}
+            entry["adapters"].setdefault(r.adapter, {}).setdefault(r.split, {})[r.metric] = cell
+        out["datasets"][dataset] = entry
+    text = json.dumps(out, indent=2)
+    return "{" + text[len("{\n  "):] + "\n"  # `"subset": ...` on the first line
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), 6)
+
+
+def _first(rows: pd.DataFrame, column: str, default: str) -> str:
+    return str(rows[column].iloc[0]) if column in rows and not rows.empty else default
+
+
+_LATEX = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+          "~": r"\textasciitilde{}", "^": r"\^{}", "\\": r"\textbackslash{}"}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX.get(ch, ch) for ch in str(text))
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3f}".replace("0.", ".", 1) if x >= 0 else f"{x:.3f}"
+
+
+def latex_table(dataset: str, kind: str, summary: pd.DataFrame, significance: pd.DataFrame, baseline: str,
+                subset: Mapping | None = None, leave_out: Sequence[str] = ()) -> str:
+    """A booktabs table: adapters x headline metrics (split `all`), mean with its 95% CI, the best mean per
+    column in bold, and a mark where the difference to the baseline is significant after Holm. Runs in
+    `leave_out` (ablation runs) are not rows."""
+    rows = summary[(summary.dataset == dataset) & (summary.split == "all") & (summary.group_by == "all")
+                   & ~summary.adapter.isin(list(leave_out))]
+    metrics = [m for m in HEADLINES[kind] if m in set(rows.metric)]
+    adapters = list(dict.fromkeys(rows.adapter))
+    sig = significance[(significance.dataset == dataset) & (significance.split == "all")
+                       & significance.metric.isin(metrics) & significance.adapter.isin(adapters)]
+    marked = {(r.adapter, r.metric) for r in sig.itertuples() if r.p_holm <= 0.05}
+    best = {m: rows[rows.metric == m]["mean"].max() for m in metrics}
+    n = int(rows.n.max()) if not rows.empty else 0
+    unit = _first(rows, "unit", "question")
+    family = int(sig.family_size.max()) if not sig.empty else 0
+    lines = [f"% {subset_line(subset)}" if subset else f"% membench: {dataset} ({kind}), split all",
+             r"\begin{table}[t]", r"\centering", r"\small",
+             r"\begin{tabular}{l" + "c" * len(metrics) + "}", r"\toprule",
+             "Adapter & " + " & ".join(latex_escape(m) for m in metrics) + r" \\", r"\midrule"]
+    for adapter in adapters:
+        cells = []
+        for m in metrics:
+            hit = rows[(rows.adapter == adapter) & (rows.metric == m)]
+            if hit.empty or math.isnan(hit["mean"].iloc[0]):
+                cells.append("--")
+                continue
+            r = hit.iloc[0]
+            mean = _fmt(r["mean"])
+            mean = rf"\textbf{{{mean}}}" if r["mean"] == best[m] else mean
+            mark = r"$^{*}$" if (adapter, m) in marked else ""
+            ci = "" if math.isnan(r.ci_lo) else rf" {{\scriptsize[{_fmt(r.ci_lo)}, {_fmt(r.ci_hi)}]}}"
+            cells.append(mean + mark + ci)
+        lines.append(latex_escape(adapter) + " & " + " & ".join(cells) + r" \\")
+    prefix = "Subset run, not for reporting. " if subset else ""
+    caption = (f"{prefix}{latex_escape(dataset)}: mean over {n} questions (split all) with 95\\% bootstrap CI "
+               f"(resampling unit: {unit}); best per column in bold. $^{{*}}$: differs from "
+               f"{latex_escape(baseline)} in a two-sided paired sign-flip test, Holm--Bonferroni adjusted over "
+               f"the family of {family} tests (adapters $\\times$ metrics of this table), $p \\le 0.05$.")
+    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption}}}",
+              rf"\label{{tab:membench-{latex_escape(dataset).replace(chr(92), '')}}}", r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+def console_table(summary: pd.DataFrame, kinds: Mapping[str, str], subset: Mapping | None = None,
+                  metrics_per_dataset: int = 3) -> str:
+    """The short headline table printed when a run ends: per dataset, adapters x first headline metrics."""
+    out = [subset_line(subset)] if subset else []
+    top = summary[(summary.split == TOP["split"]) & (summary.group_by == TOP["group_by"])]
+    for dataset, kind in kinds.items():
+        rows = top[top.dataset == dataset]
+        metrics = [m for m in HEADLINES[kind] if m in set(rows.metric)][:metrics_per_dataset]
+        if not metrics:
+            continue
+        width = max([len("adapter")] + [len(a) for a in rows.adapter])
+        out += ["", f"{dataset} ({kind}, {int(rows.n.max())} questions, 95% CI by {_first(rows, 'unit', 'question')})",
+                "  " + "adapter".ljust(width) + "".join(f"  {m:>26}" for m in metrics)]
+        for adapter in dict.fromkeys(rows.adapter):
+            cells = []
+            for m in metrics:
+                hit = rows[(rows.adapter == adapter) & (rows.metric == m)]
+                r = hit.iloc[0] if not hit.empty else None
+                cells.append("—" if r is None or math.isnan(r["mean"]) else
+                             f"{r['mean']:.3f} [{r.ci_lo:.3f}, {r.ci_hi:.3f}]")
+            out.append("  " + adapter.ljust(width) + "".join(f"  {c:>26}" for c in cells))
+    return "\n".join(out).lstrip("\n") + "\n"
+
+
+def write_artifacts(summary: pd.DataFrame, significance: pd.DataFrame, kinds: Mapping[str, str], baseline: str,
+                    summary_path: Path, tables_dir: Path, headline_path: Path,
+                    subset: Mapping | None = None, leave_out: Sequence[str] = ()) -> list[Path]:
+    """summary.json, one .tex table per dataset and the console headline text; returns the paths written."""
+    written = [summary_path, headline_path]
+    atomic_write_text(summary_path, summary_json(summary, kinds, subset))
+    atomic_write_text(headline_path, console_table(summary, kinds, subset))
+    for dataset, kind in kinds.items():
+        path = Path(tables_dir) / f"{dataset}.tex"
+        atomic_write_text(path, latex_table(dataset, kind, summary, significance, baseline, subset, leave_out))
+        written.append(path)
+    return written
+
+
+def per_question_frame(score_files: Mapping[str, list[Path]]) -> pd.DataFrame:
+    """One row per question x adapter, one column per metric (the wide table for spreadsheets)."""
+    frames = []
+    for adapter, paths in score_files.items():
+        scores = pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+        wide = scores.pivot(index="question_id", columns="metric", values="value")
+        meta = scores.drop_duplicates("question_id").set_index("question_id")[["split", "question_type", "tier", "skip"]]
+        frames.append(meta.join(wide).reset_index().assign(adapter=adapter))
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    first = ["question_id", "adapter", "split", "question_type", "tier", "skip"]
+    return out[first + [c for c in out.columns if c not in first]] if not out.empty else out
+
+
+def write_per_question(frame: pd.DataFrame, parquet_path: Path, csv_path: Path, subset: Mapping | None = None) -> None:
+    """The per-question table as Parquet and as CSV (a subset run's CSV opens with a `# SUBSET RUN` line)."""
+    atomic_write_parquet(frame, Path(parquet_path))
+    head = f"# {subset_line(subset)}\n" if subset else ""
+    atomic_write_text(Path(csv_path), head + frame.to_csv(index=False))

@@ -1,0 +1,44 @@
+"""A quick subset run end to end: its own folder, SUBSET RUN on the first line of every text output, and the
+ablation runs (cheap BM25 variants) with their table."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from conftest import pdflatex_compiles, real_datasets, run_snakemake
+
+pytestmark = pytest.mark.slow
+
+OFF = ("bm25-upstream", "dense", "hybrid", "substring", "state-aware", "action-only")
+
+
+def test_subset_run_says_so_everywhere(tmp_path, locomo_dir, procedural_dir, longmemeval_dir, embedding_dir):
+    config = {"resources_dir": str(tmp_path / "resources"), "embeddings_dir": str(embedding_dir),
+              "datasets": real_datasets(longmemeval_dir, locomo_dir, procedural_dir),
+              "adapters": {name: {"enabled": False} for name in OFF}, "facts": {"source": "none"},
+              "ablation": {"enabled": True}}
+    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    done = run_snakemake(tmp_path, tmp_path / "cfg.yaml", "--cores", "2", "results/report.md",
+                         "--config", "subset={per_group: 2, seed: 0}")
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert not (tmp_path / "results").exists()  # a full run's folder is never touched
+    out = tmp_path / "subset" / "per_group-2_seed-0" / "results"
+    first = lambda p: p.read_text(encoding="utf-8").splitlines()[0]  # noqa: E731
+    assert first(out / "report.md").startswith("# membench report — SUBSET RUN (2 questions per question group")
+    assert json.loads((out / "summary.json").read_text())["subset"].startswith("SUBSET RUN")
+    assert first(out / "summary.json").startswith('{"subset": "SUBSET RUN')
+    assert first(out / "headline.txt").startswith("SUBSET RUN")
+    assert "SUBSET RUN" in done.stdout + done.stderr  # the headline table printed on success
+    for dataset, n in (("locomo", 10), ("procedural", 6), ("lme-fragment", 2)):
+        assert first(out / "tables" / f"{dataset}.tex").startswith("% SUBSET RUN")
+        assert first(out / dataset / "per_question.csv").startswith("# SUBSET RUN")
+        summary = json.loads((out / "summary.json").read_text())["datasets"][dataset]["adapters"]["bm25"]["all"]
+        assert {cell["n"] for cell in summary.values()} <= {n}
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "| subset | dropped | 1,976 |" in report
+    assert "#### Ablation: one layer at a time against `bm25`" in report and "| bm25-v2 (all layers) |" in report
+    assert "Resampling unit: conversations" in report and "#### Where adapters miss" in report
+    pdflatex_compiles(sorted((out / "tables").glob("*.tex")), tmp_path)
