@@ -87,18 +87,18 @@ def dataset_texts(work: Path, dataset: str, kind: str) -> DatasetTexts:
     return DatasetTexts(distinct, sum(per_run.values()), per_run, bm25_work)
 
 
-def bm25_seconds(work_items: list[tuple[list[list[str]], list[list[str]]]]) -> float:
-    """One BM25Okapi index per haystack and granularity, every question scored against it."""
+def bm25_seconds(work_items: list[tuple[list[list[str]], list[list[str]]]]) -> tuple[float, float]:
+    """Wall and CPU seconds of one BM25Okapi index per haystack and granularity, every question scored on it."""
     from rank_bm25 import BM25Okapi
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for docs, queries in work_items:
         if not any(docs):
             continue
         index = BM25Okapi(docs)
         for query in queries:
             index.get_scores(query)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 class Encoder:
@@ -115,10 +115,12 @@ class Encoder:
     def rate(self, texts: set[str], sample: int, seed: int = 0) -> dict[str, float]:
         """Texts per second on a seeded sample of `texts`."""
         picked = random.Random(seed).sample(sorted(texts), min(sample, len(texts)))
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         self.model.encode(picked, batch_size=self.batch_size, show_progress_bar=False)
-        seconds = time.perf_counter() - start
-        return {"sample": len(picked), "seconds": seconds, "texts_per_s": len(picked) / seconds if seconds else 0.0}
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+        return {"sample": len(picked), "seconds": seconds, "cpu_s": cpu,
+                "texts_per_s": len(picked) / seconds if seconds else 0.0,
+                "texts_per_cpu_s": len(picked) / cpu if cpu else 0.0}
 
 
 def cache_keys(directory: Path) -> int | None:

@@ -83,15 +83,20 @@ def measure(work: Path, datasets: dict[str, dict[str, Any]], cores: int, sample:
         found = dataset_texts(work, name, spec["kind"])
         rate = encoder.rate(found.distinct, sample)
         embed_s = len(found.distinct) / rate["texts_per_s"] if rate["texts_per_s"] else 0.0
+        embed_cpu = len(found.distinct) / rate["texts_per_cpu_s"] if rate["texts_per_cpu_s"] else 0.0
+        bm25_s, bm25_cpu = bm25_seconds(found.bm25_work)
         embedding_runs = set(found.per_run)
         texts[name] = {
             "distinct_needed": len(found.distinct), "requested": found.requested, "requested_per_run": found.per_run,
-            "encoder": rate, "embed_floor_s": embed_s, "bm25_s": bm25_seconds(found.bm25_work),
+            "encoder": rate, "embed_floor_s": embed_s, "bm25_s": bm25_s, "floor_cpu_s": embed_cpu + bm25_cpu,
             "embedding_jobs_s": sum(j["s"] or 0 for j in jobs if j["dataset"] == name and (
                 "embed" in j["rule"] or (j["rule"] == "rank" and j["target"] in embedding_runs))),
             "embed_summaries": embed_summaries(work / "results" / name)}
     floor = sum(t["embed_floor_s"] + t["bm25_s"] for t in texts.values())
+    floor_cpu = sum(t["floor_cpu_s"] for t in texts.values())
+    jobs_cpu = sum(j["cpu_s"] or 0 for j in jobs)
     return {"wall_s": wall, "noop_rerun_s": rerun, "floor_s": floor, "ratio": wall / floor if floor else None,
+            "floor_cpu_s": floor_cpu, "jobs_cpu_s": jobs_cpu, "cpu_ratio": jobs_cpu / floor_cpu if floor_cpu else None,
             "cores": cores, "load_before": load_before, "load_after": os.getloadavg(),
             "cache_keys": cache_keys(work / "resources" / "embeddings"), "datasets": texts,
             "stages": by_rule(jobs), "jobs": jobs,
@@ -111,6 +116,8 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=256, help="texts per dataset for the encoder's throughput")
     ap.add_argument("--workdir", type=Path, help="work folder (default: a new temporary one, kept)")
     ap.add_argument("--json", type=Path, help="write the figures here")
+    ap.add_argument("--wait-load", type=float, help="on a shared machine: start only once the 1-minute load "
+                    "average is at most this")
     ap.set_defaults(shape=None)
     args = ap.parse_args()
     if args.shared and args.shape:
@@ -118,6 +125,8 @@ def main() -> None:
     synthetic = args.shape is not None
     if not synthetic and any(getattr(args, f.name) is not None for f in dataclasses.fields(Shape)):
         ap.error("shape options (--questions, --sessions, ...) need --shape s or --shape m")
+    while args.wait_load is not None and os.getloadavg()[0] > args.wait_load:
+        time.sleep(30)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="membench-scale-"))
     work.mkdir(parents=True, exist_ok=True)
     if synthetic:
