@@ -138,5 +138,7 @@ def cache_keys(directory: Path) -> int | None:
 
 
 def embed_summaries(dataset_dir: Path) -> dict[str, dict[str, Any]]:
-    """`embeddings/<model>/summary.json` of an embedding stage, when the workflow has one (keys distinct, requested)."""
-    return {p.parent.name: json.loads(p.read_text()) for p in sorted(dataset_dir.glob("embeddings/*/summary.json"))}
+    """`embeddings/**/summary.json` of an embedding stage, when the workflow has one (keys distinct, requested),
+    by folder below `embeddings/` (e.g. the model)."""
+    root = dataset_dir / "embeddings"
+    return {str(p.parent.relative_to(root)): json.loads(p.read_text()) for p in sorted(root.rglob("summary.json"))}
