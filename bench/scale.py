@@ -78,29 +78,38 @@ def measure(work: Path, datasets: dict[str, dict[str, Any]], cores: int, sample:
     rerun = snakemake(work, config, cores, work / "snakemake.rerun.log")
     jobs = read_jobs(work, set(enabled))
     encoder = Encoder()
-    texts: dict[str, Any] = {}
-    for name, spec in enabled.items():
-        found = dataset_texts(work, name, spec["kind"])
-        rate = encoder.rate(found.distinct, sample)
-        embed_s = len(found.distinct) / rate["texts_per_s"] if rate["texts_per_s"] else 0.0
-        embed_cpu = len(found.distinct) / rate["texts_per_cpu_s"] if rate["texts_per_cpu_s"] else 0.0
-        bm25_s, bm25_cpu = bm25_seconds(found.bm25_work)
-        embedding_runs = set(found.per_run)
-        texts[name] = {
-            "distinct_needed": len(found.distinct), "requested": found.requested, "requested_per_run": found.per_run,
-            "encoder": rate, "embed_floor_s": embed_s, "bm25_s": bm25_s, "floor_cpu_s": embed_cpu + bm25_cpu,
-            "embedding_jobs_s": sum(j["s"] or 0 for j in jobs if j["dataset"] == name and (
-                "embed" in j["rule"] or (j["rule"] == "rank" and j["target"] in embedding_runs))),
-            "embed_summaries": embed_summaries(work / "results" / name)}
-    floor = sum(t["embed_floor_s"] + t["bm25_s"] for t in texts.values())
-    floor_cpu = sum(t["floor_cpu_s"] for t in texts.values())
+    texts = {name: dataset_floor(work, name, spec["kind"], jobs, encoder, sample) for name, spec in enabled.items()}
+    floor = sum(t.get("embed_floor_s", 0) + t.get("bm25_s", 0) for t in texts.values())
+    floor_cpu = sum(t.get("floor_cpu_s", 0) for t in texts.values())
     jobs_cpu = sum(j["cpu_s"] or 0 for j in jobs)
     return {"wall_s": wall, "noop_rerun_s": rerun, "floor_s": floor, "ratio": wall / floor if floor else None,
             "floor_cpu_s": floor_cpu, "jobs_cpu_s": jobs_cpu, "cpu_ratio": jobs_cpu / floor_cpu if floor_cpu else None,
             "cores": cores, "load_before": load_before, "load_after": os.getloadavg(),
             "cache_keys": cache_keys(work / "resources" / "embeddings"), "datasets": texts,
-            "stages": by_rule(jobs), "jobs": jobs,
-            "jobs_run": jobs_run(work / "snakemake.log"), "rerun_jobs": jobs_run(work / "snakemake.rerun.log"), "work": str(work), "commit": _commit()}
+            "stages": by_rule(jobs), "jobs": jobs, "jobs_run": jobs_run(work / "snakemake.log"),
+            "rerun_jobs": jobs_run(work / "snakemake.rerun.log"), "work": str(work), "commit": _commit()}
+
+
+def dataset_floor(work: Path, name: str, kind: str, jobs: list[dict[str, Any]], encoder: Encoder,
+                  sample: int) -> dict[str, Any]:
+    """One dataset's texts, floor and embedding-job seconds; an error (say, a changed view API) is recorded,
+    not raised, so a long run's other figures are kept."""
+    summaries = embed_summaries(work / "results" / name)
+    try:
+        found = dataset_texts(work, name, kind)
+    except Exception as err:  # noqa: BLE001 - reported in the output instead
+        return {"error": f"{type(err).__name__}: {err}", "embed_summaries": summaries}
+    rate = encoder.rate(found.distinct, sample)
+    bm25_s, bm25_cpu = bm25_seconds(found.bm25_work)
+    runs = set(found.per_run)
+    return {
+        "distinct_needed": len(found.distinct), "requested": found.requested, "requested_per_run": found.per_run,
+        "encoder": rate, "embed_floor_s": len(found.distinct) / rate["texts_per_s"] if rate["texts_per_s"] else 0.0,
+        "bm25_s": bm25_s,
+        "floor_cpu_s": bm25_cpu + (len(found.distinct) / rate["texts_per_cpu_s"] if rate["texts_per_cpu_s"] else 0),
+        "embedding_jobs_s": sum(j["s"] or 0 for j in jobs if j["dataset"] == name and (
+            "embed" in j["rule"] or (j["rule"] == "rank" and j["target"] in runs))),
+        "embed_summaries": summaries}
 
 
 def _commit() -> str | None:
@@ -141,10 +150,10 @@ def main() -> None:
     else:
         result = {"label": "shared data (config/shared-data.yaml)",
                   **measure(work, shared_datasets(), args.cores, args.sample)}
-    print_report(result)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    print_report(result)
 
 
 if __name__ == "__main__":

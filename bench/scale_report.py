@@ -33,6 +33,9 @@ def print_report(r: dict[str, Any]) -> None:
     print(f"\n{'dataset':24s} {'distinct':>9s} {'requested':>10s} {'texts/s':>8s} {'embed floor':>11s} "
           f"{'bm25 s':>7s} {'emb. jobs s':>11s} {'jobs/floor':>10s}  stage summaries")
     for name, t in r["datasets"].items():
+        if "error" in t:
+            print(f"{name:24s} could not rebuild the texts: {t['error']}; stage summaries {t['embed_summaries']}")
+            continue
         ratio = t["embedding_jobs_s"] / t["embed_floor_s"] if t["embed_floor_s"] else None
         summaries = "; ".join(f"{m}: {s.get('distinct')} distinct / {s.get('requested')} requested"
                               for m, s in t["embed_summaries"].items()) or "-"
