@@ -9,7 +9,8 @@ timings, never benchmark results (datasets built from it are named `synthetic-lm
 Sharing: each question holds its answer sessions (its own) and `sessions - answers` filler sessions taken from a
 pool of `ceil(questions * (sessions - min_answers) / reuse)` sessions. Question i (in a shuffled order) takes the pool window that
 starts at floor(i * pool / questions), so every pool session is used and each recurs about `reuse` times.
-As in upstream LongMemEval, a recurring session gets the dates of the haystack it is in.
+A recurring session takes the dates of the haystack it is in, so the parser (which keys sessions by date and
+content) stores it once per haystack: the session-file growth issue 7 describes.
 """
 
 from __future__ import annotations
