@@ -7,8 +7,9 @@ per session, and a made-up name as the evidence), so BM25 and embeddings do real
 timings, never benchmark results (datasets built from it are named `synthetic-lme-*`).
 
 Sharing: each question holds its answer sessions (its own) and `sessions - answers` filler sessions taken from a
-pool of `ceil(questions * (sessions - min_answers) / reuse)` sessions. Question i (in a shuffled order) takes the pool window that
-starts at floor(i * pool / questions), so every pool session is used and each recurs about `reuse` times.
+pool of `ceil(questions * (sessions - min_answers) / reuse)` sessions. Question i (in a shuffled order) takes the
+pool window that starts at floor(i * pool / questions), so every pool session is used and each recurs about
+`reuse` times.
 A recurring session takes the dates of the haystack it is in, so the parser (which keys sessions by date and
 content) stores it once per haystack: the session-file growth issue 7 describes.
 """
