@@ -1,0 +1,160 @@
+"""Scale benchmark: the zero-call sweep's wall time against its floor, on the shared data or synthetic S/M data.
+
+    python bench/scale.py --shared --json out.json          # the default run (config/shared-data.yaml)
+    python bench/scale.py --shape s --questions 100         # LongMemEval-S shape, generated (timing only)
+    python bench/scale.py --shape m --questions 50          # LongMemEval-M shape
+
+Runs `snakemake --cores N results/report.md` in a fresh work folder with every zero-call built-in, then a no-op
+rerun, then measures the floor in the same process (bench/floor.py): MiniLM throughput on a sample of each
+dataset's distinct texts x their number, plus one BM25 pass over the data. Prints and writes (--json): wall,
+floor, their ratio, wall per rule and peak RSS per job (from `benchmarks/**.tsv`), distinct vs requested texts.
+Prints targets; asserts nothing. Synthetic data is for timing only: its dataset is named `synthetic-lme-<shape>`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import yaml  # noqa: E402
+
+from bench.floor import Encoder, bm25_seconds, cache_keys, dataset_texts, embed_summaries  # noqa: E402
+from bench.generate_longmemeval import shape_arguments, shape_from  # noqa: E402
+from bench.job_records import by_rule, jobs_run, read_jobs  # noqa: E402
+from bench.lme_shape import NOTICE, Shape, write  # noqa: E402
+from bench.scale_report import print_report  # noqa: E402
+
+
+def shared_datasets() -> dict[str, dict[str, Any]]:
+    """config/shared-data.yaml's datasets with their paths made absolute (they are relative to the repo)."""
+    datasets = yaml.safe_load((REPO / "config" / "shared-data.yaml").read_text())["datasets"]
+    for spec in datasets.values():
+        if "path" in spec:
+            spec["path"] = str((REPO / spec["path"]).resolve())
+    return datasets
+
+
+def synthetic_datasets(name: str, path: Path) -> dict[str, dict[str, Any]]:
+    """Only the generated file: every dataset of config.yaml switched off."""
+    defaults = yaml.safe_load((REPO / "config.yaml").read_text())["datasets"]
+    datasets = {d: {"kind": spec["kind"], "enabled": False} for d, spec in defaults.items()}
+    datasets[name] = {"kind": "longmemeval", "path": str(path)}
+    return datasets
+
+
+def snakemake(work: Path, config: Path, cores: int, log: Path) -> float:
+    """Run the workflow to its report; returns wall seconds, or exits with the log's tail on failure."""
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work), "--cores", str(cores),
+           "results/report.md", "--configfile", str(REPO / "config.yaml"), str(config)]
+    env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=os.pathsep.join(filter(None, [str(REPO),
+                                                                                      os.environ.get("PYTHONPATH")])))
+    start = time.perf_counter()
+    with open(log, "w") as fh:
+        done = subprocess.run(cmd, cwd=work, env=env, stdout=fh, stderr=subprocess.STDOUT)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"snakemake failed ({done.returncode}); the end of {log}:\n" + "".join(log.read_text()[-3000:]))
+    return wall
+
+
+def measure(work: Path, datasets: dict[str, dict[str, Any]], cores: int, sample: int) -> dict[str, Any]:
+    enabled = {d: spec for d, spec in datasets.items() if spec.get("enabled", True)}
+    config = work / "scale-config.yaml"
+    config.write_text(json.dumps({"datasets": datasets}))
+    load_before = os.getloadavg()
+    wall = snakemake(work, config, cores, work / "snakemake.log")
+    rerun = snakemake(work, config, cores, work / "snakemake.rerun.log")
+    jobs = read_jobs(work, set(enabled))
+    encoder = Encoder()
+    texts = {name: dataset_floor(work, name, spec["kind"], jobs, encoder, sample) for name, spec in enabled.items()}
+    floor = sum(t.get("embed_floor_s", 0) + t.get("bm25_s", 0) for t in texts.values())
+    floor_cpu = sum(t.get("floor_cpu_s", 0) for t in texts.values())
+    jobs_cpu = sum(j["cpu_s"] or 0 for j in jobs)
+    return {"wall_s": wall, "noop_rerun_s": rerun, "floor_s": floor, "ratio": wall / floor if floor else None,
+            "floor_cpu_s": floor_cpu, "jobs_cpu_s": jobs_cpu, "cpu_ratio": jobs_cpu / floor_cpu if floor_cpu else None,
+            "cores": cores, "load_before": load_before, "load_after": os.getloadavg(),
+            "cache_keys": cache_keys(work / "resources" / "embeddings"), "datasets": texts,
+            "stages": by_rule(jobs), "jobs": jobs, "jobs_run": jobs_run(work / "snakemake.log"),
+            "rerun_jobs": jobs_run(work / "snakemake.rerun.log"), "work": str(work), "commit": _commit()}
+
+
+def dataset_floor(work: Path, name: str, kind: str, jobs: list[dict[str, Any]], encoder: Encoder,
+                  sample: int) -> dict[str, Any]:
+    """One dataset's texts, floor and embedding-job seconds; an error (say, a changed view API) is recorded,
+    not raised, so a long run's other figures are kept."""
+    summaries = embed_summaries(work / "results" / name)
+    try:
+        found = dataset_texts(work, name, kind)
+    except Exception as err:  # noqa: BLE001 - reported in the output instead
+        return {"error": f"{type(err).__name__}: {err}", "embed_summaries": summaries}
+    rate = encoder.rate(found.distinct, sample)
+    bm25_s, bm25_cpu = bm25_seconds(found.bm25_work)
+    runs = set(found.per_run)
+    return {
+        "distinct_needed": len(found.distinct), "requested": found.requested, "requested_per_run": found.per_run,
+        "encoder": rate, "embed_floor_s": len(found.distinct) / rate["texts_per_s"] if rate["texts_per_s"] else 0.0,
+        "bm25_s": bm25_s,
+        "floor_cpu_s": bm25_cpu + (len(found.distinct) / rate["texts_per_cpu_s"] if rate["texts_per_cpu_s"] else 0),
+        "embedding_jobs_s": sum(j["s"] or 0 for j in jobs if j["dataset"] == name and (
+            "embed" in j["rule"] or (j["rule"] == "rank" and j["target"] in runs))),
+        "embed_summaries": summaries}
+
+
+def _commit() -> str | None:
+    done = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip() or None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shared", action="store_true", help="the shared data (the default when no shape option)")
+    shape_arguments(ap)
+    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--sample", type=int, default=256, help="texts per dataset for the encoder's throughput")
+    ap.add_argument("--workdir", type=Path, help="work folder (default: a new temporary one, kept)")
+    ap.add_argument("--json", type=Path, help="write the figures here")
+    ap.add_argument("--wait-load", type=float, help="on a shared machine: start only once the 1-minute load "
+                    "average is at most this")
+    ap.set_defaults(shape=None)
+    args = ap.parse_args()
+    if args.shared and args.shape:
+        ap.error("--shared and --shape are two different runs: give one")
+    synthetic = args.shape is not None
+    if not synthetic and any(getattr(args, f.name) is not None for f in dataclasses.fields(Shape)):
+        ap.error("shape options (--questions, --sessions, ...) need --shape s or --shape m")
+    while args.wait_load is not None and os.getloadavg()[0] > args.wait_load:
+        time.sleep(30)
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="membench-scale-"))
+    work.mkdir(parents=True, exist_ok=True)
+    if synthetic:
+        shape = shape_from(args)
+        name = f"synthetic-lme-{args.shape}"
+        start = time.perf_counter()
+        about = write(shape, work / "data" / f"{name}.json")
+        generated = {"name": name, "notice": NOTICE, **about, "seconds": time.perf_counter() - start,
+                     "bytes": (work / "data" / f"{name}.json").stat().st_size}
+        result = {"label": f"{name}, {shape.questions} questions (timing only)", "generated": generated,
+                  **measure(work, synthetic_datasets(name, work / "data" / f"{name}.json"), args.cores, args.sample)}
+    else:
+        result = {"label": "shared data (config/shared-data.yaml)",
+                  **measure(work, shared_datasets(), args.cores, args.sample)}
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    print_report(result)
+
+
+if __name__ == "__main__":
+    main()
