@@ -19,9 +19,11 @@ def words(text: str) -> list[str]:
     return re.findall(r"\w+", text.lower())
 
 
-def bm25_order(docs: list[str], query: str, k: int) -> list[int]:
-    scores = BM25Okapi([words(d) for d in docs]).get_scores(words(query))
-    return sorted(range(len(docs)), key=lambda i: (-scores[i], i))[:k]  # ties: earlier first
+def bm25_order(docs: list[str] | BM25Okapi, query: str, k: int) -> list[int]:
+    """Top k document positions for `query` over `docs` (or an index already built over them)."""
+    index = docs if isinstance(docs, BM25Okapi) else BM25Okapi([words(d) for d in docs])
+    scores = index.get_scores(words(query))
+    return sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:k]  # ties: earlier first
 
 
 def locomo_bm25_recalls(locomo_dir, upstream_units: bool = True) -> tuple[list[float], list[str]]:
@@ -43,6 +45,7 @@ def locomo_bm25_recalls(locomo_dir, upstream_units: bool = True) -> tuple[list[f
             docs = [t["text"] + (f" [shares image: {t['blip_caption']}]" if t.get("blip_caption") else "")
                     for _, t in turns]
         ids = [t["dia_id"] for _, t in turns]
+        index = BM25Okapi([words(d) for d in docs])  # one index per conversation, as every question shares it
         for qa in conv["qa"]:
             evidence = []
             for raw in qa["evidence"]:
@@ -51,7 +54,7 @@ def locomo_bm25_recalls(locomo_dir, upstream_units: bool = True) -> tuple[list[f
                     fixed = part if part in ids else (f"D{m.group(1)}:{m.group(2)}" if m else None)
                     if fixed in ids:
                         evidence.append(fixed)
-            top = {ids[i] for i in bm25_order(docs, qa["question"], 10)}
+            top = {ids[i] for i in bm25_order(index, qa["question"], 10)}
             recalls.append(sum(e in top for e in evidence) / len(evidence) if evidence else 1.0)
             conversations.append(conv["sample_id"])
     assert len(recalls) == 1986
