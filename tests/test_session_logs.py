@@ -122,7 +122,9 @@ def test_reader_returns_question_haystack(ingested, parsed):
     assert len(haystack.sessions) == 19  # conv-26 has 19 sessions
     docs = haystack.documents("turn")
     assert len(docs) == 419
-    assert docs[2].text == "I went to a LGBTQ support group yesterday and it was so powerful."
+    # LoCoMo's own retrieval unit (task_eval): "(<session date>) <speaker> said, "<text>""
+    assert docs[2].text == ('(1:56 pm on 8 May, 2023) Caroline said, '
+                            '"I went to a LGBTQ support group yesterday and it was so powerful."')
     with_meta = next(store.queries(("category",)))[0]
     assert with_meta.metadata == {"category": 2}
 
