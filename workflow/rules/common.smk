@@ -89,6 +89,7 @@ def cost_files():
         [f"results/{d}/costs/facts.json" for d in DATASETS if facts_source(config, d) == "llm"]
         + [f"results/{d}/costs/judge-{a}.json" for d, a in JUDGED]
         + [f"results/{d}/costs/qa-{a}.json" for d, a in ANSWERED]
+        + memory_cost_files()
     )
 
 
