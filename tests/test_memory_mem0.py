@@ -3,6 +3,7 @@ loopback OpenAI-compatible server, where a rerun pays nothing because every call
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import random
@@ -16,13 +17,13 @@ from conftest import real_datasets, run_snakemake
 from membench.embeddings import shared_cache
 from membench.memory import stage
 from membench.memory.registry import builtin_class
-from membench.memory.run import run_memory
+from membench.memory.run import MemoryRunStopped, run_memory
 from membench.report.costs import cost_table
 from openai_server import FakeOpenAIServer
 from test_gold_permutation import build, write_permuted
 
-pytest.importorskip("mem0", reason="mem0ai is not installed (pip install 'membench[mem0]')")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(importlib.util.find_spec("mem0") is None,
+                                                    reason="mem0ai is not installed (pip install -e '.[mem0]')")]
 
 
 def mem0_responder(body: dict) -> str:
@@ -33,37 +34,40 @@ def mem0_responder(body: dict) -> str:
     return json.dumps({"memory": [{"text": f"Noted: {line[:300]}"} for line in lines[:3]]})
 
 
-def llm_config(server) -> dict:
+def llm_config(server, budget: float) -> dict:
     return {"llm": {"model": "fake-model", "base_url": server.url, "timeout": 10, "max_retries": 1,
-                    "prices": {"fake-model": {"input_per_1m": 0.5, "output_per_1m": 1.5}}, "budget_usd": 10.0}}
+                    "prices": {"fake-model": {"input_per_1m": 0.5, "output_per_1m": 1.5}}, "budget_usd": budget}}
 
 
 def test_infer_true_calls_go_through_the_cache(ingested, embedding_dir, tmp_path):
     folder = ingested["longmemeval"]
     turns = pd.read_parquet(folder / "turns.parquet")
     adds = sum(math.ceil(n / 8) for n in turns.groupby("session_key").size())  # 8 turns per mem0.add
-    with FakeOpenAIServer(responder=mem0_responder) as server:
-        def run(store: str, name: str) -> dict:
+    with FakeOpenAIServer(responder=mem0_responder, usage=(1000, 100)) as server:  # $0.00065 a call
+        def run(store: str, name: str, budget: float) -> dict:
             out = tmp_path / name
             stage.run("longmemeval", folder, "mem0", {"infer": True, "turns_per_add": 8}, 50, "mem0-infer",
                       run_path=out / "run.parquet", trec_path=out / "run.trec", meta_path=out / "run.json",
                       cost_path=out / "cost.json", store_root=tmp_path / store, embeddings_dir=embedding_dir,
-                      config=llm_config(server), llm_cache=tmp_path / "calls.jsonl", dataset="lme-fragment")
+                      config=llm_config(server, budget), llm_cache=tmp_path / "calls.jsonl", dataset="lme-fragment")
             return json.loads((out / "cost.json").read_text())
 
-        first = run("store-a", "first")
+        with pytest.raises(MemoryRunStopped, match="budget"):
+            run("store-a", "stopped", budget=0.01)  # the budget runs out part-way through the ingest
+        paid = server.total
+        assert 0 < paid < adds and not (tmp_path / "stopped" / "run.parquet").exists()
+        first = run("store-a", "first", budget=10.0)  # resumes: the cut-off session is redone from the cache
         assert server.total == adds and max(server.by_hash.values()) == 1
-        assert first["summary"]["stages"]["memory-ingest"]["calls"] == adds
+        assert first["summary"]["stages"]["memory-ingest"]["calls"] == adds - paid
         prompt = server.requests[0]["messages"][-1]["content"]
         assert "## Current Date\n2023-" in prompt  # pinned to the session's date, not today's
-        again = run("store-b", "again")  # a fresh store: mem0 ingests everything again...
+        again = run("store-b", "again", budget=10.0)  # a fresh store: mem0 ingests everything again...
         assert server.total == adds  # ...and not one request reaches the server
-        assert again["summary"]["stages"]["memory-ingest"] == {**again["summary"]["stages"]["memory-ingest"],
-                                                               "calls": 0, "cache_hits": adds}
-    table = cost_table([first, again])
-    assert f"| memory-ingest | lme-fragment | mem0-infer | fake-model | {adds:,} | 0 |" in table
-    meta = json.loads((tmp_path / "first" / "run.json").read_text())
-    assert meta["memory"]["sessions_ingested"] == 80 and meta["memory"]["model_calls"]["memory-ingest"]["calls"] == adds
+        ingest = again["summary"]["stages"]["memory-ingest"]
+        assert ingest["calls"] == 0 and ingest["cache_hits"] == adds
+    assert f"| memory-ingest | lme-fragment | mem0-infer | fake-model | 0 | {adds:,} |" in cost_table([again])
+    meta = json.loads((tmp_path / "again" / "run.json").read_text())
+    assert meta["memory"]["sessions_ingested"] == 80 and meta["memory"]["model_calls"]["memory-ingest"]["calls"] == 0
     runs = [pd.read_parquet(tmp_path / n / "run.parquet") for n in ("first", "again")]
     assert runs[0].equals(runs[1]) and set(runs[0].granularity) == {"session", "turn"}
 

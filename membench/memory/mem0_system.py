@@ -22,10 +22,12 @@ switch themselves off); `features` in the run metadata says which were active.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from pathlib import Path
 from typing import Any, Sequence
 
+from membench.io import atomic_write_text
 from membench.memory.protocol import Hit, MemoryContext, MemorySystem, Scope, SessionLog
 from membench.sessions.reader import read_events
 from membench.sessions.view import Query, turn_text
@@ -135,6 +137,7 @@ class Mem0System(MemorySystem):
         turns = [e for e in read_events(log.path) if e.kind == "turn"]
         texts = [turn_text(e) for e in turns]
         self.context.embedding_cache.encode(texts)  # one batch, so mem0's one-at-a-time calls hit the cache
+        self._mark_start(log.key)
         step = 1 if not self.params["infer"] else max(1, int(self.params["turns_per_add"]))
         with _pinned_prompt_date(self._main, log.timestamp):
             for i in range(0, len(turns), step):
@@ -147,10 +150,21 @@ class Mem0System(MemorySystem):
                     metadata["created_at"] = log.timestamp
                 self.memory.add(messages, **self._ids(log.key), metadata=metadata, infer=bool(self.params["infer"]))
 
+    def _mark_start(self, key: str) -> None:
+        """Note where mem0's message log stood when this session began (its extraction prompts quote the
+        last messages, so a redone session must not see those of its own cut-off attempt)."""
+        row = self.memory.db.connection.execute("SELECT COALESCE(MAX(rowid), 0) FROM messages").fetchone()[0]
+        atomic_write_text(self.context.store_dir / "mem0-started.json", json.dumps({"session": key, "rowid": row}))
+
     def forget(self, session_key: str) -> None:
         found = self.memory.get_all(filters={"user_id": USER, "session": session_key}, top_k=100000)
         for item in found.get("results", []):
             self.memory.delete(item["id"])
+        mark = self.context.store_dir / "mem0-started.json"
+        started = json.loads(mark.read_text(encoding="utf-8")) if mark.exists() else {}
+        if started.get("session") == session_key:
+            with self.memory.db.connection as con:
+                con.execute("DELETE FROM messages WHERE rowid > ?", (started["rowid"],))
 
     def search(self, query: Query, k: int, scope: Scope) -> Sequence[Hit]:
         filters: dict[str, Any] = {"user_id": USER}

@@ -24,10 +24,8 @@ from membench.memory.plan import plan_stores
 from membench.memory.protocol import MemoryContext, MemorySystem, Scope, SessionLog
 from membench.sessions.reader import SessionStore
 from membench.sessions.view import Haystack
+from membench.stages.rank import FULL_DEPTH_KINDS, RUN_COLUMNS
 
-FULL_DEPTH_KINDS = {"longmemeval"}  # as the rank stage: LongMemEval's protocol scores full rankings
-RUN_COLUMNS = {"question_id": "string", "rank": "int64", "item_id": "string", "score": "float64",
-               "granularity": "string"}
 
 
 class MemoryRunStopped(RuntimeError):

@@ -31,6 +31,7 @@ def dataset_source(wildcards):
 # ---------------------------------------------------------------- adapters
 
 from membench.adapters.registry import adapter_source_files, adapter_version, facts_base
+from membench.memory.registry import memory_runs
 from membench.workflow_plan import adapter_runs, facts_source, judged_runs, qa_runs, runs_for
 
 ADAPTERS = adapter_runs(config)
@@ -68,6 +69,14 @@ def rank_facts(wildcards):
     if not facts_base(adapter_spec(wildcards)):
         return []
     return [f"results/{wildcards.dataset}/facts/{facts_source(config, wildcards.dataset)}"]
+
+
+MEMORY_RUNS = memory_runs(ADAPTERS)  # memory-system runs (rule rank_memory) -> whether they make model calls
+
+
+def memory_cost_files():
+    """The cost record of every memory run whose system makes model calls (for the report's cost table)."""
+    return [f"results/{d}/costs/memory-{a}.json" for d, a in RUNS if MEMORY_RUNS.get(a)]
 
 
 def score_files(wildcards=None):

@@ -1,16 +1,6 @@
 # Memory systems (mem0, the session-log reader, plugins): ingest the session logs once, then search.
 # Same outputs as rule rank, so scoring and the report treat them like any run; ruleorder picks this rule.
 
-from membench.memory.registry import memory_runs
-
-MEMORY_RUNS = memory_runs(ADAPTERS)
-
-
-def memory_cost_files():
-    """The cost record of every memory run whose system makes model calls (for the report's cost table)."""
-    return [f"results/{d}/costs/memory-{a}.json" for d, a in RUNS if MEMORY_RUNS.get(a)]
-
-
 ruleorder: rank_memory > rank
 
 
