@@ -80,13 +80,19 @@ def test_locomo_conversation_vs_question_bootstrap(locomo_dir):
     assert c_hi - c_lo < q_hi - q_lo
 
 
-def test_procedural_bm25_ndcg_at_5(procedural_dir):
-    """Procedural: trec-style nDCG@5 with graded gains over the full label set (log2(rank + 1) discount)."""
+def procedural_corpus(procedural_dir):
+    """The trajectories, their bm25 texts (task + "State: s -> Action: a" steps) and the query bank."""
     corpus = json.loads((procedural_dir / "agentinstruct_trajectories.json").read_text(encoding="utf-8"))
     bank = json.loads((procedural_dir / "query_bank.json").read_text(encoding="utf-8"))
     trajs = corpus["trajectories"]
     docs = [" ".join([t["task_description"]] + [f"State: {p['state']} -> Action: {p['action']}"
                                                    for p in t["state_action_pairs"]]) for t in trajs]
+    return trajs, docs, bank
+
+
+def test_procedural_bm25_ndcg_at_5(procedural_dir):
+    """Procedural: trec-style nDCG@5 with graded gains over the full label set (log2(rank + 1) discount)."""
+    trajs, docs, bank = procedural_corpus(procedural_dir)
     values = []
     for q in bank["queries"]:
         gains = {r["trajectory_id"]: r["relevance_score"] for r in q["relevant_trajectories"]}
@@ -101,11 +107,7 @@ def test_procedural_bm25_ndcg_at_5(procedural_dir):
 def test_procedural_bm25_full_label_ap(procedural_dir):
     """Procedural: trec AP (relevant = label >= 6) over the full ranking of all 336 trajectories, so every
     label counts (Procedural is ranked in full)."""
-    corpus = json.loads((procedural_dir / "agentinstruct_trajectories.json").read_text(encoding="utf-8"))
-    bank = json.loads((procedural_dir / "query_bank.json").read_text(encoding="utf-8"))
-    trajs = corpus["trajectories"]
-    docs = [" ".join([t["task_description"]] + [f"State: {p['state']} -> Action: {p['action']}"
-                                                   for p in t["state_action_pairs"]]) for t in trajs]
+    trajs, docs, bank = procedural_corpus(procedural_dir)
     values = []
     for q in bank["queries"]:
         relevant = {r["trajectory_id"] for r in q["relevant_trajectories"] if r["relevance_score"] >= 6}
