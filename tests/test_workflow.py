@@ -97,7 +97,6 @@ PINNED = {
     ("locomo", "bm25+facts", "evidence_recall@10"): 0.6543,
     ("locomo", "dense+facts", "evidence_recall@10"): 0.5918,
     ("procedural", "bm25", "nDCG@5"): 0.5564,
-    ("procedural", "bm25-upstream", "nDCG@5"): 0.3999,
     ("procedural", "bm25-time", "nDCG@5"): 0.5564,
     ("procedural", "bm25-v2", "nDCG@5"): 0.5747,
     ("procedural", "dense", "nDCG@5"): 0.4502,
@@ -120,6 +119,9 @@ def test_pinned_headline_figures(workflow):
     top = summary[(summary.split == "all") & (summary.group_by == "all")]
     got = {(r.dataset, r.adapter, r.metric): round(r.mean, 4) for r in top.itertuples()}
     assert {key: got.get(key) for key in PINNED} == PINNED
+    # bm25-upstream keeps numpy's argsort on ties (as upstream does), whose order in long runs of equal scores
+    # depends on the numpy build: its Procedural nDCG@5 is 0.39995 here, which rounds either way.
+    assert got[("procedural", "bm25-upstream", "nDCG@5")] == pytest.approx(0.39995, abs=1e-4)
     assert set(top.adapter) == {"bm25", "bm25-upstream", "bm25-time", "bm25-v2", "dense", "hybrid", "substring",
                                 "state-aware", "action-only", "task-words", "bm25+facts", "dense+facts"}
     counts = top[top.metric == "evidence_recall@10"].set_index("adapter").n
