@@ -102,13 +102,14 @@ def adapter_sources(wildcards):
 EMBEDDING_OPTIONS = {k: config["embedding"][k] for k in ("batch_size", "backend", "device")}
 
 
-def embeds(adapter):
-    """Whether a run embeds text (its code imports the embedding cache): it then waits for the embed stage."""
-    return any(p.name == "embeddings.py" for p in adapter_source_files(ADAPTERS[adapter]["adapter"]))
+# Runs that embed text (their code imports the embedding cache) wait for the embed stage. Decided once per
+# run here: the input functions below ask for every job, and each answer walks the adapter's imports.
+EMBEDDING_RUNS = {a for a in ADAPTERS if any(p.name == "embeddings.py"
+                                              for p in adapter_source_files(ADAPTERS[a]["adapter"]))}
 
 
 def embedding_run_names(dataset):
-    return [a for d, a in RUNS if d == dataset and embeds(a)]
+    return [a for d, a in RUNS if d == dataset and a in EMBEDDING_RUNS]
 
 
 def run_facts(dataset, adapter):
@@ -145,7 +146,7 @@ def rank_parts(wildcards):
 
 def rank_embeddings(wildcards):
     """An embedding run waits for every embed shard of its dataset; other runs wait for nothing."""
-    if not embeds(wildcards.adapter):
+    if wildcards.adapter not in EMBEDDING_RUNS:
         return []
     return [f"results/{wildcards.dataset}/embeddings/shard-{i}.json" for i in range(config["embedding"]["shards"])]
 
