@@ -48,8 +48,9 @@ def model_key(model_path: str | None, backend: str = "torch", device: str = "cpu
     if device != "cpu":
         from membench.encoder import pick_device
 
-        if pick_device(device) != "cpu":
-            name += f"@{pick_device(device)}"
+        resolved = pick_device(device)
+        if resolved != "cpu":
+            name += f"@{resolved}"
     return name
 
 

@@ -7,8 +7,9 @@ grouped by their token count and each group is encoded without any padding: a te
 vector of that text encoded alone (a test checks this on real data), whatever shard, job or batch embeds it.
 Grouping by length is also what keeps padding from wasting work, so it costs no speed.
 
-Backends: `torch` (sentence-transformers on PyTorch, the reference) and `onnx` (sentence-transformers'
-ONNX Runtime backend, opt-in; its vectors are checked against torch's by a test, not assumed equal).
+Backends: `torch` (sentence-transformers on PyTorch, the reference) and `onnx` (the same model with its
+transformer exported to and run by ONNX Runtime, `membench.onnx_model`; opt-in, its vectors are checked against
+torch's by a test, not assumed equal).
 `device: auto` takes a CUDA GPU when torch sees one, else the CPU.
 """
 

@@ -79,6 +79,13 @@ def write_trec(run: pd.DataFrame, path: Path, tag: str) -> None:
             fh.write(f"{qid} Q0 {r.item_id} {r.rank} {r.score:.6f} {tag}\n")
 
 
+def load_ranking_adapter(spec: str, params: dict[str, Any], embedding_cache_dir: Path | None,
+                         embedding_options: dict[str, Any] | None):
+    """The adapter with the run context a rank job gives it: the embedding cache folder and encoder options."""
+    return load_adapter(spec, params, {"embedding_cache_dir": embedding_cache_dir,
+                                       "embedding_options": embedding_options or {}})
+
+
 def merge_parts(kind: str, adapter, parts: list[pd.DataFrame]) -> pd.DataFrame:
     """The parts of a sharded run joined into the run an unsharded job writes, row for row: granularity by
     granularity, and inside one the parts in order (each holds a contiguous slice of the queries)."""
@@ -93,8 +100,7 @@ def run(kind: str, dataset_dir: Path, spec: str, params: dict[str, Any], depth: 
         facts_dir: Path | None = None, embedding_options: dict[str, Any] | None = None,
         part_paths: list[Path] | None = None) -> pd.DataFrame:
     """Rank (or, given `part_paths`, merge the parts ranked by `run_part`) and write the run files."""
-    adapter = load_adapter(spec, params, {"embedding_cache_dir": embedding_cache_dir,
-                                          "embedding_options": embedding_options or {}})
+    adapter = load_ranking_adapter(spec, params, embedding_cache_dir, embedding_options)
     if part_paths:
         result = merge_parts(kind, adapter, [pd.read_parquet(p) for p in part_paths])
     else:
@@ -118,8 +124,7 @@ def run_part(kind: str, dataset_dir: Path, spec: str, params: dict[str, Any], de
              out: Path, embedding_cache_dir: Path | None, facts_dir: Path | None = None,
              embedding_options: dict[str, Any] | None = None) -> pd.DataFrame:
     """Rank one contiguous part of the queries (a shard of a large dataset's rank job)."""
-    adapter = load_adapter(spec, params, {"embedding_cache_dir": embedding_cache_dir,
-                                          "embedding_options": embedding_options or {}})
+    adapter = load_ranking_adapter(spec, params, embedding_cache_dir, embedding_options)
     result = rank_dataset(kind, Path(dataset_dir), adapter, depth, facts_dir, part, parts)
     atomic_write_parquet(result, out)
     log.info("part %d/%d: %d rows for %d questions", part, parts, len(result), result.question_id.nunique())
