@@ -6,11 +6,9 @@ membench run. What was read, and what stays out:
 Procedural Memory Benchmark -- qpiai/Proced_mem_bench README.md at c220f741 ('Baseline Systems'): MAP and P@1 of
 the two embedding baselines over its 40 queries. Kept (``state-aware``, ``action-only``).
 
-LongMemEval -- arXiv:2410.10813v2 (ICLR 2025), read as a text copy of the v2 PDF held in the search tool's code
-index (file id 66052423611; the index does not name its repository). Its Tables 3 and 4 agree digit for digit
-with the images the authors publish on the project site (github xiaowu0162/long-mem-eval at 933767b0,
-figures/7_key_results.png and 8_query_results.png). The arXiv HTML page is stored, but only its opening is
-searchable, so the tables could not be read there.
+LongMemEval -- arXiv:2410.10813v2 (ICLR 2025), read in a text extraction of the v2 PDF; its Tables 3 and 4 agree
+digit for digit with the images the authors publish on the project site (github xiaowu0162/long-mem-eval at
+933767b0, figures/7_key_results.png and 8_query_results.png).
   Kept: Appendix E.2, Table 9, row 'K = V' / 'BM25', columns 'Value = session': Recall@5 0.634, NDCG@5 0.516,
   Recall@10 0.710, NDCG@10 0.540 (``bm25-upstream``, ``session/recall_all@k`` and ``session/ndcg_any@k``).
   The mapping and its inferences are spelled out in ``_LME_PROTOCOL``.
