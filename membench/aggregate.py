@@ -81,13 +81,14 @@ def _slices(scores: pd.DataFrame, index: pd.Index) -> list[tuple[str, str, str, 
     counted = scores[scores.skip.isna()].drop_duplicates("question_id").set_index("question_id")
     skipped = scores[scores.skip.notna()].drop_duplicates("question_id")
     split = counted.split.reindex(index)
-    out = [(s, "all", "all", (split.eq(s) if s != "all" else split.notna()).to_numpy(dtype=bool),
+    # a question every metric skips (LongMemEval's abstention ones) is not counted: NA here, in no slice
+    out = [(s, "all", "all", (split.eq(s) if s != "all" else split.notna()).to_numpy(dtype=bool, na_value=False),
             int(skipped.question_id.nunique() if s == "all" else (skipped.split == s).sum())) for s in SPLITS]
     for column in GROUP_COLUMNS:
         if counted[column].notna().any():
             labels = counted[column].reindex(index)
             for group in sorted(counted[column].dropna().unique()):
-                out.append(("all", column, group, labels.eq(group).to_numpy(dtype=bool),
+                out.append(("all", column, group, labels.eq(group).to_numpy(dtype=bool, na_value=False),
                             int((skipped[column] == group).sum())))
     return out
 

@@ -62,3 +62,27 @@ def test_cluster_unit_is_recorded_and_widens(files):
 def test_unknown_cluster_is_a_clear_error(files):
     with pytest.raises(ValueError, match="no conversation known"):
         aggregate(files, "base", resamples=100, resampling={"d": Resampling("conversation", pd.Series({"q0": "c"}))})
+
+
+def test_a_question_skipped_by_every_metric_is_left_out_of_every_slice(files, tmp_path):
+    """LongMemEval's abstention questions are skipped by every retrieval metric, so they are absent from the
+    counted rows; with Arrow-backed strings (as the score Parquet files are read) they must not turn a split
+    or group mask into NA."""
+    extra = []
+    for _, adapter, path in files:
+        frame = pd.read_parquet(path)
+        skipped = pd.DataFrame([{"question_id": "q20_abs", "metric": m, "value": np.nan, "split": "holdout",
+                                 "question_type": "x", "tier": None, "skip": "abstention"} for m in ("m1", "m2", "m3")])
+        both = pd.concat([frame, skipped.astype(frame.dtypes.to_dict())], ignore_index=True)
+        both = both.astype({c: "string[pyarrow]" for c in ("question_id", "metric", "split", "question_type",
+                                                            "tier", "skip")})
+        both.to_parquet(tmp_path / f"{adapter}-abs.parquet")
+        extra.append(("d", adapter, tmp_path / f"{adapter}-abs.parquet"))
+    summary, _ = aggregate(extra, "base", resamples=200, seed=0)
+    whole, _ = aggregate(files, "base", resamples=200, seed=0)
+    cols = ["adapter", "metric", "split", "group_by", "group", "mean", "ci_lo", "ci_hi", "n"]
+    assert summary[cols].reset_index(drop=True).equals(whole[cols].reset_index(drop=True))
+    row = summary[(summary.adapter == "a") & (summary.metric == "m1") & (summary.split == "holdout")
+                  & (summary.group_by == "all")].iloc[0]
+    assert (row.n, row.n_skipped) == (10, 1)
+
