@@ -61,6 +61,9 @@ def collect(kind: str, dataset_dir: Path, runs: list[dict[str, Any]], texts_path
     return table
 
 
+CHUNK = 4096  # texts embedded, then written to the cache, at a time
+
+
 def shard_of(text: str, shards: int) -> int:
     """The shard a text belongs to: its sha256 modulo the shard count (stable across runs and machines)."""
     return int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:8], "big") % shards
@@ -75,8 +78,12 @@ def embed_shard(texts_path: Path, shard: int, shards: int, cache_dir: Path, mani
         texts = [t for t in part.text if shard_of(t, shards) == shard]
         cache = EmbeddingCache(cache_dir, model_path=model_path or None, **(options or {}))
         start = time.perf_counter()
-        cache.ensure(texts)
-        cache.flush()
+        by_length = sorted(texts, key=len)  # a chunk of similar lengths fills its equal-length batches
+        for first in range(0, len(by_length), CHUNK):
+            cache.ensure(by_length[first:first + CHUNK])
+            cache.flush()  # on disk chunk by chunk: a killed job resumes from its last chunk
+            log.info("shard %d/%d: %d of %d texts in %.0f s", shard, shards, min(first + CHUNK, len(texts)),
+                     len(texts), time.perf_counter() - start)
         seconds = time.perf_counter() - start
         manifest["models"][cache.model_id] = {"texts": len(texts), "embedded": cache.misses,
                                               "cached": len(texts) - cache.misses, "seconds": round(seconds, 3)}
