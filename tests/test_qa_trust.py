@@ -21,9 +21,9 @@ from membench.datasets.registry import parse_dataset
 from membench.llm.cache import make_key
 from membench.qa.calibration import calibration_summary, wilson
 from membench.qa.probes import near_miss, paraphrase
-from membench.report.costs import StageStopped
 from membench.report.model_stages import qa_section
 from membench.stages import calibration, qa
+from membench.stages.model_calls import StageStopped
 from openai_server import FakeOpenAIServer, default_responder, prompt_input, prompt_task
 
 ROOT = Path(__file__).resolve().parents[1]

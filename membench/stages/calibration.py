@@ -25,8 +25,7 @@ from membench.qa.calibration import CALIBRATION_COLUMNS, calibration_summary
 from membench.qa.probes import build_probes
 from membench.qa.verdict import (RULE_RUBRIC, gold_for, rubric_version, rule_verdict, verdict_parser, verdict_request,
                                   verdict_type)
-from membench.report.costs import StageStopped, call_batch, make_client, stop_note, write_cost
-from membench.stages.facts import settings
+from membench.stages.model_calls import StageStopped, call_batch, make_client, settings, stop_note, write_cost
 from membench.stages.qa import DEFAULTS as QA_DEFAULTS, KINDS, select_questions
 
 log = logging.getLogger(__name__)

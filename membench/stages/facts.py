@@ -16,7 +16,7 @@ A session whose reply stays malformed (after the client's repair re-ask) or whos
 log and is listed under ``failed_sessions``; when more than ``llm.max_failed_share`` of the calls fail, the
 stage fails. A budget stop, SIGTERM/SIGINT or that failed share writes the fact logs gathered so far and a
 manifest with ``status`` "budget"/"interrupted"/"failed", then raises
-:class:`~membench.report.costs.StageStopped` (non-zero exit); a rerun continues from the call cache.
+:class:`~membench.stages.model_calls.StageStopped` (non-zero exit); a rerun continues from the call cache.
 """
 
 from __future__ import annotations
@@ -34,34 +34,14 @@ from membench.facts.extract import (facts_parser, facts_request, fact_records, l
 from membench.facts.observations import write_observations
 from membench.io import atomic_write_text
 from membench.llm.prompts import load_prompt
-from membench.report.costs import StageStopped, call_batch, make_client, stop_note, write_cost
+from membench.stages.model_calls import StageStopped, call_batch, make_client, settings, stop_note, write_cost
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DEFAULTS", "KINDS", "run", "observations", "settings"]
+__all__ = ["DEFAULTS", "KINDS", "run", "observations"]
 
 KINDS = ("longmemeval", "locomo")
 DEFAULTS: dict[str, Any] = {"max_turn_chars": 2000, "params": {"temperature": 0}}
-
-
-def settings(config: Mapping[str, Any] | None, section: str = "facts",
-             defaults: Mapping[str, Any] = DEFAULTS) -> dict[str, Any]:
-    """A stage's config section over its defaults.
-
-    Keys the stage does not read (e.g. the workflow's ``enabled``/``adapters`` switches) are ignored; they
-    are logged at debug level, since the config schema, not the stage, owns the section's full key list.
-    """
-    given = dict(((config or {}).get(section) or {}))
-    unknown = sorted(set(given) - set(defaults))
-    if unknown:
-        log.debug("%s: keys not read by the stage: %s (it reads %s)", section, ", ".join(unknown),
-                  ", ".join(sorted(defaults)))
-    out = {**defaults, **{k: v for k, v in given.items() if k in defaults}}
-    for key in [k for k in out if k.endswith("params")]:
-        if not isinstance(out[key] or {}, Mapping):
-            raise InputError("config", "must be a mapping of request parameters", field=f"{section}.{key}")
-        out[key] = dict(out[key] or {})
-    return out
 
 
 def run(kind: str, dataset_dir: Path, out_dir: Path, config: Mapping[str, Any], cache_path: Path,
@@ -75,7 +55,7 @@ def run(kind: str, dataset_dir: Path, out_dir: Path, config: Mapping[str, Any], 
         raise InputError(dataset_dir, f"the facts stage covers {', '.join(KINDS)} sessions, not {kind!r} "
                                       f"(procedural trajectories are out of scope)")
     dataset_dir, out_dir = Path(dataset_dir), Path(out_dir)
-    opts = settings(config)
+    opts = settings(config, "facts", DEFAULTS)
     prompt = load_prompt("facts", config, base_dir)
     keys = session_keys(dataset_dir)
     if not keys:

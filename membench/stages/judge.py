@@ -32,10 +32,9 @@ from membench.errors import InputError
 from membench.io import atomic_write_parquet
 from membench.judge import JUDGMENT_COLUMNS, grade_messages, grade_parser, trajectory_texts, unlabelled_pairs
 from membench.llm.prompts import load_prompt
-from membench.report.costs import StageStopped, call_batch, make_client, stop_note, write_cost
 from membench.scoring import extended
 from membench.scoring.tables import Gold
-from membench.stages.facts import settings
+from membench.stages.model_calls import StageStopped, call_batch, make_client, settings, stop_note, write_cost
 
 log = logging.getLogger(__name__)
 

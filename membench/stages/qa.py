@@ -50,12 +50,12 @@ from membench.errors import InputError
 from membench.io import atomic_write_parquet
 from membench.llm.prompts import load_prompt
 from membench.llm.replies import parse_text
-from membench.metrics.qa import locomo_score, qa_rows
+from membench.metrics.qa import locomo_score
 from membench.qa.answer import TurnIndex, answer_messages, question_text, render_context, resolve_choice
 from membench.qa.judging import EXCLUDED, fold_verdicts, upstream_gold, verdict_jobs
 from membench.qa.verdict import RULE_RUBRIC, gold_for, rule_verdict, verdict_parser
-from membench.report.costs import StageStopped, call_batch, make_client, stop_note, write_cost
-from membench.stages.facts import settings
+from membench.scoring.qa import qa_rows
+from membench.stages.model_calls import StageStopped, call_batch, make_client, settings, stop_note, write_cost
 
 log = logging.getLogger(__name__)
 
