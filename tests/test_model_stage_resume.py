@@ -30,7 +30,7 @@ PRICES = {MODEL: {"input_per_1m": 1.0, "output_per_1m": 0.0}}
 
 
 def llm(server, **kw) -> dict:
-    return {"model": MODEL, "base_url": server.url, "concurrency": 2, "backoff": 0.01, **kw}
+    return {"model": MODEL, "base_url": server.url, "concurrency": 2, "backoff": 0.01, "budget_usd": None, **kw}
 
 
 def cache_records(path: Path) -> list[dict]:

@@ -31,7 +31,7 @@ MODEL = "fake-model"
 
 
 def llm(url: str, **kw) -> dict:
-    return {"model": MODEL, "base_url": url, "concurrency": 2, "backoff": 0.01, **kw}
+    return {"model": MODEL, "base_url": url, "concurrency": 2, "backoff": 0.01, "budget_usd": None, **kw}
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from membench.config import config_section
 from membench.errors import InputError
 from membench.io import atomic_write_parquet
 from membench.llm.prompts import load_prompt
@@ -25,8 +26,8 @@ from membench.qa.calibration import CALIBRATION_COLUMNS, calibration_summary
 from membench.qa.probes import build_probes
 from membench.qa.verdict import (RULE_RUBRIC, gold_for, rubric_version, rule_verdict, verdict_parser, verdict_request,
                                   verdict_type)
-from membench.stages.model_calls import StageStopped, call_batch, make_client, settings, stop_note, write_cost
-from membench.stages.qa import DEFAULTS as QA_DEFAULTS, KINDS, select_questions
+from membench.stages.model_calls import StageStopped, call_batch, make_client, stop_note, write_cost
+from membench.stages.qa import KINDS, select_questions
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +40,8 @@ def run(kind: str, dataset_dir: Path, out_path: Path, config: Mapping[str, Any],
     """Build the probes, judge them, write and return the per-probe table."""
     if kind not in KINDS:
         raise InputError(dataset_dir, f"judge calibration covers {', '.join(KINDS)}, not {kind!r}")
-    opts = settings(config, "qa", {**QA_DEFAULTS, "judge_calibration": {}})
-    n = (opts["judge_calibration"] or {}).get("n", 100)
+    opts = config_section(config, "qa")
+    n = opts["judge_calibration"]["n"]
     questions = pd.read_parquet(Path(dataset_dir) / "questions.parquet")
     chosen = select_questions(questions, opts)
     probes = build_probes(kind, questions, chosen, n)

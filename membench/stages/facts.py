@@ -6,11 +6,9 @@ writes ``<out_dir>/<session_key>.jsonl`` fact logs plus ``<out_dir>/manifest.jso
 writes LoCoMo's own observation facts in the same format with zero calls. ``SessionStore(dataset_dir,
 facts_dir=out_dir)`` then serves the facts to the fact-augmented adapters (``adapters/facts.py``).
 
-Config (``facts:`` section, all optional)::
-
-    facts:
-      max_turn_chars: 2000        # a longer turn is cut in the prompt (long assistant answers)
-      params: {temperature: 0}    # request parameters of every facts call
+Config (``facts:`` section; defaults in ``workflow/schemas/config.schema.yaml``, keys explained in
+``config.yaml``): ``max_turn_chars`` (a longer turn is cut in the prompt) and ``params`` (request parameters of
+every facts call).
 
 A session whose reply stays malformed (after the client's repair re-ask) or whose call fails gets no fact
 log and is listed under ``failed_sessions``; when more than ``llm.max_failed_share`` of the calls fail, the
@@ -28,20 +26,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from membench.config import config_section
 from membench.errors import InputError
 from membench.facts.extract import (facts_parser, facts_request, fact_records, load_session, render_session,
                                     session_keys, write_fact_log)
 from membench.facts.observations import write_observations
 from membench.io import atomic_write_text
 from membench.llm.prompts import load_prompt
-from membench.stages.model_calls import StageStopped, call_batch, make_client, settings, stop_note, write_cost
+from membench.stages.model_calls import StageStopped, call_batch, make_client, stop_note, write_cost
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DEFAULTS", "KINDS", "run", "observations"]
+__all__ = ["KINDS", "run", "observations"]
 
 KINDS = ("longmemeval", "locomo")
-DEFAULTS: dict[str, Any] = {"max_turn_chars": 2000, "params": {"temperature": 0}}
 
 
 def run(kind: str, dataset_dir: Path, out_dir: Path, config: Mapping[str, Any], cache_path: Path,
@@ -55,7 +53,7 @@ def run(kind: str, dataset_dir: Path, out_dir: Path, config: Mapping[str, Any], 
         raise InputError(dataset_dir, f"the facts stage covers {', '.join(KINDS)} sessions, not {kind!r} "
                                       f"(procedural trajectories are out of scope)")
     dataset_dir, out_dir = Path(dataset_dir), Path(out_dir)
-    opts = settings(config, "facts", DEFAULTS)
+    opts = config_section(config, "facts")
     prompt = load_prompt("facts", config, base_dir)
     keys = session_keys(dataset_dir)
     if not keys:
@@ -90,7 +88,8 @@ def run(kind: str, dataset_dir: Path, out_dir: Path, config: Mapping[str, Any], 
                           message=message, prompts=[prompt.describe()])
         manifest = {
             "stage": "facts", "dataset": dataset, "kind": kind, "status": status, "message": message,
-            "source": source, "model": client.model, "prompt": prompt.describe(), "settings": opts,
+            "source": source, "model": client.model, "prompt": prompt.describe(),
+            "settings": {k: opts[k] for k in ("max_turn_chars", "params")},
             "sessions": len(sessions), "sessions_without_turns": len(sessions) - len(todo),
             "sessions_asked": len(todo), "sessions_with_facts": with_facts, "facts": n_facts,
             "failures": len(failed), "failed_sessions": failed, "not_made": len(not_made),

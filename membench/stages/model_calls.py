@@ -1,5 +1,5 @@
 """Run-time plumbing shared by the model stages (facts, judge, qa, qa_calibration): client set-up, batching
-with the stop rules, the cost record, and a stage's config section over its defaults.
+with the stop rules, and the cost record.
 
 Every model stage writes a **cost JSON** next to its outputs (:func:`write_cost`)::
 
@@ -30,7 +30,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from membench.errors import InputError
 from membench.io import atomic_write_text
 from membench.llm import BudgetExceeded, from_config
 from membench.llm.client import LLMClient, StopRequested
@@ -38,7 +37,7 @@ from membench.llm.client import LLMClient, StopRequested
 log = logging.getLogger(__name__)
 
 __all__ = ["StageStopped", "call_batch", "make_client", "merged_summary", "write_cost", "failed_share_stop",
-           "stop_note", "settings", "STATUS_BUDGET", "STATUS_INTERRUPTED", "STATUS_FAILED"]
+           "stop_note", "STATUS_BUDGET", "STATUS_INTERRUPTED", "STATUS_FAILED"]
 
 STATUS_BUDGET = "budget"
 STATUS_INTERRUPTED = "interrupted"
@@ -75,10 +74,8 @@ def failed_share_stop(replies: Sequence[Any], max_share: float, stage: str) -> t
 
 
 def make_client(config: Mapping[str, Any], cache_path: str | os.PathLike, stage: str, **overrides) -> LLMClient:
-    """The stage's client from the ``llm:`` section (``llm.prompts`` is read by the prompt loader)."""
-    section = config.get("llm", config) if isinstance(config, Mapping) else config
-    section = {k: v for k, v in dict(section or {}).items() if k != "prompts"}
-    return from_config({"llm": section}, cache_path, stage=stage, **overrides)
+    """The stage's client from the ``llm:`` section and its ``llm.stages.<stage>`` overrides."""
+    return from_config(config, cache_path, stage=stage, **overrides)
 
 
 def call_batch(client: LLMClient, requests: Sequence[Any], *, stage: str, parse=None, progress: bool = True,
@@ -137,23 +134,3 @@ def write_cost(path: str | os.PathLike | None, client: LLMClient | Sequence[LLMC
     if path is not None:
         atomic_write_text(Path(path), json.dumps(record, indent=2, sort_keys=True, default=str) + "\n")
     return record
-
-
-def settings(config: Mapping[str, Any] | None, section: str,
-             defaults: Mapping[str, Any]) -> dict[str, Any]:
-    """A stage's config section over its defaults.
-
-    Keys the stage does not read (e.g. the workflow's ``enabled``/``adapters`` switches) are ignored; they
-    are logged at debug level, since the config schema, not the stage, owns the section's full key list.
-    """
-    given = dict(((config or {}).get(section) or {}))
-    unknown = sorted(set(given) - set(defaults))
-    if unknown:
-        log.debug("%s: keys not read by the stage: %s (it reads %s)", section, ", ".join(unknown),
-                  ", ".join(sorted(defaults)))
-    out = {**defaults, **{k: v for k, v in given.items() if k in defaults}}
-    for key in [k for k in out if k.endswith("params")]:
-        if not isinstance(out[key] or {}, Mapping):
-            raise InputError("config", "must be a mapping of request parameters", field=f"{section}.{key}")
-        out[key] = dict(out[key] or {})
-    return out

@@ -14,20 +14,14 @@ LoCoMo category 5 is decided by upstream's rule, without a call), computes LoCoM
 - the per-question score rows (``qa/accuracy``, ``qa/f1``) in the scorer's shape, for the aggregate rule;
 - a cost JSON (meter stages ``qa-answer`` and ``qa-verdict``).
 
-Config (``qa:`` section, all optional)::
-
-    qa:
-      k: 10                        # top-K retrieved items per question
-      granularity: null            # null: session for LongMemEval, turn for LoCoMo
-      max_context_chars: 24000     # context budget; items in rank order, the overflowing one cut
-      order: date                  # date (oldest first, as upstream LongMemEval) | rank
-      expand_rounds: null          # null: true for LongMemEval (turn -> user turn + reply), false for LoCoMo
-      adversarial_choices: true    # LoCoMo cat. 5 asked as upstream's (a)/(b) multiple choice
-      limit: null                  # only the first N questions (benchmark order), e.g. for CI
-      question_ids: null           # or an explicit list of question ids
-      answer_params: {temperature: 0}
-      verdict_params: {temperature: 0}
-      judge_samples: 1             # ask each verdict N times (own cache key per sample) to measure flips
+Config (``qa:`` section; defaults in ``workflow/schemas/config.schema.yaml``, keys explained in
+``config.yaml``): ``k`` (top-K retrieved items per question), ``granularity`` (null: session for LongMemEval,
+turn for LoCoMo), ``max_context_chars`` (context budget; items in rank order, the overflowing one cut),
+``order`` (date: oldest first, as upstream LongMemEval; or rank), ``expand_rounds`` (null: true for
+LongMemEval, turn -> user turn + reply; false for LoCoMo), ``adversarial_choices`` (LoCoMo cat. 5 asked as
+upstream's (a)/(b) multiple choice), ``limit`` / ``question_ids`` (only the first N questions, or these),
+``answer_params`` / ``verdict_params`` (request parameters) and ``judge_samples`` (ask each verdict N times,
+own cache key per sample, to measure flips).
 
 The answer and verdict calls use clients built for ``llm.stages.qa-answer`` / ``llm.stages.qa-verdict``
 (so the judge may be a different model than the answerer). A budget stop, SIGTERM/SIGINT or more failed calls
@@ -45,6 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from membench.config import config_section
 from membench.datasets.registry import GRANULARITIES
 from membench.errors import InputError
 from membench.io import atomic_write_parquet
@@ -55,17 +50,13 @@ from membench.qa.answer import TurnIndex, answer_messages, question_text, render
 from membench.qa.judging import EXCLUDED, fold_verdicts, upstream_gold, verdict_jobs
 from membench.qa.verdict import RULE_RUBRIC, gold_for, rule_verdict, verdict_parser
 from membench.scoring.qa import qa_rows
-from membench.stages.model_calls import StageStopped, call_batch, make_client, settings, stop_note, write_cost
+from membench.stages.model_calls import StageStopped, call_batch, make_client, stop_note, write_cost
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DEFAULTS", "KINDS", "QA_COLUMNS", "run", "select_questions"]
+__all__ = ["KINDS", "QA_COLUMNS", "run", "select_questions"]
 
 KINDS = ("longmemeval", "locomo")
-DEFAULTS: dict[str, Any] = {"k": 10, "granularity": None, "max_context_chars": 24000, "order": "date",
-                            "expand_rounds": None, "adversarial_choices": True, "limit": None,
-                            "question_ids": None, "answer_params": {"temperature": 0},
-                            "verdict_params": {"temperature": 0}, "judge_samples": 1}
 QA_COLUMNS = {"question_id": "string", "split": "string", "question_type": "string", "category": "Int64",
               "answer": "string", "raw_answer": "string", "correct": "boolean", "f1": "float64",
               "status": "string", "answer_status": "string", "verdict_status": "string", "verdict_by": "string",
@@ -96,8 +87,8 @@ def run(kind: str, dataset_dir: Path, run_path: Path, out_path: Path, scores_pat
     if kind not in KINDS:
         raise InputError(dataset_dir, f"answer-mode QA covers {', '.join(KINDS)}, not {kind!r}")
     dataset_dir = Path(dataset_dir)
-    opts = settings(config, "qa", DEFAULTS)
-    k = int(opts["k"])
+    opts = config_section(config, "qa")
+    k = opts["k"]
     granularity = opts["granularity"] or ("session" if kind == "longmemeval" else "turn")
     if granularity not in GRANULARITIES[kind]:
         raise InputError("config", f"{kind} is ranked at {', '.join(GRANULARITIES[kind])}, not {granularity!r}",
@@ -116,9 +107,7 @@ def run(kind: str, dataset_dir: Path, run_path: Path, out_path: Path, scores_pat
 
     answer_prompt = load_prompt("answer", config, base_dir)
     verdict_prompt = load_prompt("verdict", config, base_dir)
-    samples = int(opts["judge_samples"])
-    if samples < 1:
-        raise InputError("config", f"must be >= 1, got {samples}", field="qa.judge_samples")
+    samples = opts["judge_samples"]
     if samples > 1 and not opts["verdict_params"].get("temperature"):
         log.warning("qa.judge_samples is %d but the verdict temperature is 0: samples can only differ where the "
                     "server is not deterministic", samples)
