@@ -6,4 +6,4 @@ from membench.sessions.ingest import ingest
 
 with log_to(snakemake.log[0]) as log:
     out = Path(snakemake.output.queries).parent.parent
-    log.info("ingested %s", ingest(Path(snakemake.input.questions).parent, out, snakemake.params.units))
+    log.info("ingested %s", ingest(dict(snakemake.input.items()), out, snakemake.params.units))

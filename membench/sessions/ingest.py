@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
 
 from membench.datasets.registry import UNIT_FORMATS
+from membench.datasets.tables import dataset_files, needed
 from membench.io import atomic_write_parquet
 from membench.sessions.reader import plain
 
@@ -60,18 +62,18 @@ def write_session_logs(turns: pd.DataFrame, out_dir: Path, unit_format=None) -> 
 UNITS = ("upstream", "plain")
 
 
-def ingest(parsed_dir: Path, out_dir: Path, units: str = "upstream") -> dict[str, int]:
-    """Read the parse outputs in `parsed_dir` and write the session logs and maps into `out_dir`.
+def ingest(parsed: Path | Mapping[str, Path], out_dir: Path, units: str = "upstream") -> dict[str, int]:
+    """Read the parse outputs (`parsed`: their paths, or the folder holding them) and write the session logs
+    and maps into `out_dir`.
 
     units: "upstream" writes the benchmark's own retrieval unit for each turn where membench knows one
     (LoCoMo); "plain" indexes the turn's text and image caption only."""
     if units not in UNITS:
         raise ValueError(f"units must be one of {UNITS}, got {units!r}")
-    kind = json.loads((parsed_dir / "normalization.json").read_text(encoding="utf-8"))["kind"]
+    files = needed(dataset_files(parsed), "normalization", "questions", "turns", "haystacks")
+    kind = json.loads(files[0].read_text(encoding="utf-8"))["kind"]
     unit_format = UNIT_FORMATS.get(kind) if units == "upstream" else None
-    questions = pd.read_parquet(parsed_dir / "questions.parquet")
-    turns = pd.read_parquet(parsed_dir / "turns.parquet")
-    haystacks = pd.read_parquet(parsed_dir / "haystacks.parquet")
+    questions, turns, haystacks = (pd.read_parquet(p) for p in files[1:])
 
     haystack_keys = {h: f"h{i:05d}" for i, h in enumerate(pd.unique(haystacks["haystack_id"]))}
     query_keys = [f"q{i:05d}" for i in range(len(questions))]

@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from membench.config import config_section
+from membench.datasets.tables import dataset_files, needed
 from membench.errors import InputError
 from membench.io import atomic_write_parquet
 from membench.llm.prompts import load_prompt
@@ -34,15 +35,17 @@ log = logging.getLogger(__name__)
 __all__ = ["run"]
 
 
-def run(kind: str, dataset_dir: Path, out_path: Path, config: Mapping[str, Any], cache_path: Path,
+def run(kind: str, tables: Path | Mapping[str, Path], out_path: Path, config: Mapping[str, Any], cache_path: Path,
         cost_path: Path | None = None, *, dataset: str | None = None, progress: bool = True,
         base_dir: Path | None = None, **client_overrides) -> pd.DataFrame:
-    """Build the probes, judge them, write and return the per-probe table."""
+    """Build the probes, judge them, write and return the per-probe table (``tables``: the questions table's
+    path, or the dataset folder)."""
+    questions_path, = needed(dataset_files(tables), "questions")
     if kind not in KINDS:
-        raise InputError(dataset_dir, f"judge calibration covers {', '.join(KINDS)}, not {kind!r}")
+        raise InputError(questions_path, f"judge calibration covers {', '.join(KINDS)}, not {kind!r}")
     opts = config_section(config, "qa")
     n = opts["judge_calibration"]["n"]
-    questions = pd.read_parquet(Path(dataset_dir) / "questions.parquet")
+    questions = pd.read_parquet(questions_path)
     chosen = select_questions(questions, opts)
     probes = build_probes(kind, questions, chosen, n)
     by_id = {q["question_id"]: q for q in chosen.to_dict("records")}

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from membench.config import config_section
+from membench.datasets.tables import dataset_files, needed
 from membench.errors import InputError
 from membench.facts.extract import (facts_parser, facts_request, fact_records, load_session, render_session,
                                     session_keys, write_fact_log)
@@ -108,9 +109,10 @@ def run(kind: str, dataset_dir: Path, out_dir: Path, config: Mapping[str, Any], 
     return manifest
 
 
-def observations(locomo_json: Path, dataset_dir: Path, out_dir: Path) -> dict:
-    """LoCoMo's own observation facts as fact logs (zero model calls); returns the manifest."""
-    manifest = write_observations(Path(locomo_json), Path(dataset_dir), Path(out_dir))
+def observations(locomo_json: Path, tables: Path | Mapping[str, Path], out_dir: Path) -> dict:
+    """LoCoMo's own observation facts as fact logs (zero model calls); returns the manifest. ``tables``: the
+    turns table's path, or the dataset folder."""
+    manifest = write_observations(Path(locomo_json), needed(dataset_files(tables), "turns")[0], Path(out_dir))
     log.info("locomo observations: %d facts in %d sessions; %d of %d dia_id refs unmapped", manifest["facts"],
              manifest["sessions"], manifest["unmapped_refs"], manifest["refs"])
     return manifest

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from membench.config import config_section
+from membench.datasets.tables import dataset_files
 from membench.errors import InputError
 from membench.io import atomic_write_parquet
 from membench.judge import JUDGMENT_COLUMNS, grade_messages, grade_parser, trajectory_texts, unlabelled_pairs
@@ -39,20 +40,21 @@ log = logging.getLogger(__name__)
 __all__ = ["run", "score", "read_judgments"]
 
 
-def run(dataset_dir: Path, run_path: Path, out_path: Path, config: Mapping[str, Any], cache_path: Path,
-        cost_path: Path | None = None, *, dataset: str | None = None, adapter: str | None = None,
+def run(tables: Path | Mapping[str, Path], run_path: Path, out_path: Path, config: Mapping[str, Any],
+        cache_path: Path, cost_path: Path | None = None, *, dataset: str | None = None, adapter: str | None = None,
         progress: bool = True, base_dir: Path | None = None, **client_overrides) -> pd.DataFrame:
-    """Grade the unlabelled pairs in the top k of ``run_path``; write and return the judgments.
+    """Grade the unlabelled pairs in the top k of ``run_path``; write and return the judgments. ``tables``: the
+    dataset's four parsed tables (their paths, or the dataset folder).
 
     Raises StageStopped (after writing every judgment made, the rest with status budget/interrupted) on a
     budget stop, SIGTERM/SIGINT, or more failed calls than ``llm.max_failed_share``.
     """
-    dataset_dir = Path(dataset_dir)
     opts = config_section(config, "judge")
     k = opts["k"]
-    gold = Gold.load(dataset_dir)
+    gold = Gold.load(tables)
     if not (gold.qrels.granularity == "trajectory").any():
-        raise InputError(dataset_dir, "the judge stage needs a procedural dataset (trajectory labels)")
+        raise InputError(dataset_files(tables)["qrels"],
+                         "the judge stage needs a procedural dataset (trajectory labels)")
     ranking = pd.read_parquet(run_path)
     pairs = unlabelled_pairs(ranking, gold.qrels_by_question("trajectory"), k)
     texts = trajectory_texts(gold.turns, opts["max_state_chars"], opts["max_steps"])
@@ -102,9 +104,11 @@ def read_judgments(paths: Iterable[Path]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def score(run_path: Path, dataset_dir: Path, judgment_paths: Iterable[Path], out_path: Path) -> pd.DataFrame:
-    """Per-question ``extended/`` metric rows of a run over official labels ∪ ok judgments."""
-    scores = extended.score(pd.read_parquet(run_path), Gold.load(Path(dataset_dir)),
+def score(run_path: Path, tables: Path | Mapping[str, Path], judgment_paths: Iterable[Path],
+          out_path: Path) -> pd.DataFrame:
+    """Per-question ``extended/`` metric rows of a run over official labels ∪ ok judgments (``tables``: the four
+    parsed tables' paths, or the dataset folder)."""
+    scores = extended.score(pd.read_parquet(run_path), Gold.load(tables),
                             read_judgments([Path(p) for p in judgment_paths]))
     atomic_write_parquet(scores, Path(out_path))
     return scores

@@ -41,6 +41,7 @@ import pandas as pd
 
 from membench.config import config_section
 from membench.datasets.registry import GRANULARITIES
+from membench.datasets.tables import dataset_files, needed
 from membench.errors import InputError
 from membench.io import atomic_write_parquet
 from membench.llm.prompts import load_prompt
@@ -79,14 +80,16 @@ def select_questions(questions: pd.DataFrame, opts: Mapping[str, Any]) -> pd.Dat
     return out
 
 
-def run(kind: str, dataset_dir: Path, run_path: Path, out_path: Path, scores_path: Path | None,
+def run(kind: str, tables: Path | Mapping[str, Path], run_path: Path, out_path: Path, scores_path: Path | None,
         config: Mapping[str, Any], cache_path: Path, cost_path: Path | None = None, *, dataset: str | None = None,
         adapter: str | None = None, progress: bool = True, base_dir: Path | None = None,
         **client_overrides) -> pd.DataFrame:
-    """Answer, judge and score the questions of ``dataset_dir`` from the run at ``run_path``."""
+    """Answer, judge and score the questions of a dataset from the run at ``run_path``; ``tables`` holds the
+    paths of its questions, turns and haystacks tables, or is its folder (see
+    :func:`~membench.datasets.tables.dataset_files`)."""
+    questions_path, turns_path, haystacks_path = needed(dataset_files(tables), "questions", "turns", "haystacks")
     if kind not in KINDS:
-        raise InputError(dataset_dir, f"answer-mode QA covers {', '.join(KINDS)}, not {kind!r}")
-    dataset_dir = Path(dataset_dir)
+        raise InputError(questions_path, f"answer-mode QA covers {', '.join(KINDS)}, not {kind!r}")
     opts = config_section(config, "qa")
     k = opts["k"]
     granularity = opts["granularity"] or ("session" if kind == "longmemeval" else "turn")
@@ -94,10 +97,9 @@ def run(kind: str, dataset_dir: Path, run_path: Path, out_path: Path, scores_pat
         raise InputError("config", f"{kind} is ranked at {', '.join(GRANULARITIES[kind])}, not {granularity!r}",
                          field="qa.granularity")
     expand = opts["expand_rounds"] if opts["expand_rounds"] is not None else kind == "longmemeval"
-    questions = pd.read_parquet(dataset_dir / "questions.parquet")
+    questions = pd.read_parquet(questions_path)
     chosen = select_questions(questions, opts)
-    index = TurnIndex(pd.read_parquet(dataset_dir / "turns.parquet"),
-                      pd.read_parquet(dataset_dir / "haystacks.parquet"))
+    index = TurnIndex(pd.read_parquet(turns_path), pd.read_parquet(haystacks_path))
     ranking = pd.read_parquet(run_path)
     part = ranking[ranking.granularity == granularity]
     if part.empty and not ranking.empty:
