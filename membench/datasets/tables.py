@@ -39,13 +39,18 @@ TABLES = ("questions", "turns", "haystacks", "qrels")
 FILES = {**{name: f"{name}.parquet" for name in TABLES}, "normalization": "normalization.json"}
 
 
-def dataset_files(source: Path | str | Mapping[str, Any]) -> dict[str, Path]:
-    """Where a parsed dataset's files are (keys of ``FILES``): the paths a rule declares (a mapping such as
-    ``dict(snakemake.input.items())``; its other keys are ignored), or a folder holding them under their
-    usual names (tests, direct use)."""
+def files_in(source: Path | str | Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Path]:
+    """Where the files ``names`` (key -> usual path under a folder) are: the paths a rule declares (a mapping
+    such as ``dict(snakemake.input.items())``; its other keys are ignored), or under their usual names in a
+    folder (tests, direct use)."""
     if isinstance(source, Mapping):
-        return {name: Path(source[name]) for name in FILES if name in source}
-    return {name: Path(source) / file for name, file in FILES.items()}
+        return {key: Path(source[key]) for key in names if key in source}
+    return {key: Path(source) / path for key, path in names.items()}
+
+
+def dataset_files(source: Path | str | Mapping[str, Any]) -> dict[str, Path]:
+    """Where a parsed dataset's files are (keys of ``FILES``), see :func:`files_in`."""
+    return files_in(source, FILES)
 
 
 def needed(files: Mapping[str, Path], *names: str) -> list[Path]:

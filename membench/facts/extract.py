@@ -50,14 +50,13 @@ class SessionText:
     n_turns: int
 
 
-def session_keys(dataset_dir: Path) -> list[str]:
-    """Every distinct session of a dataset (its ``sessions/<key>/events.jsonl`` logs), sorted."""
-    root = Path(dataset_dir) / "sessions"
-    return sorted(p.parent.name for p in root.glob("*/events.jsonl"))
+def session_keys(sessions_dir: Path) -> list[str]:
+    """Every distinct session of a dataset (its ``<sessions_dir>/<key>/events.jsonl`` logs), sorted."""
+    return sorted(p.parent.name for p in Path(sessions_dir).glob("*/events.jsonl"))
 
 
-def load_session(dataset_dir: Path, key: str) -> list[Event]:
-    return read_events(Path(dataset_dir) / "sessions" / key / "events.jsonl")
+def load_session(sessions_dir: Path, key: str) -> list[Event]:
+    return read_events(Path(sessions_dir) / key / "events.jsonl")
 
 
 def _clip(text: str, limit: int | None) -> str:

@@ -3,8 +3,8 @@
 ``run`` asks the model once per distinct session log (``results/{dataset}/sessions/<key>/events.jsonl``;
 a session shared by many questions is one call, and an identical session elsewhere is a cache hit) and
 writes ``<out_dir>/<session_key>.jsonl`` fact logs plus ``<out_dir>/manifest.json``. ``observations``
-writes LoCoMo's own observation facts in the same format with zero calls. ``SessionStore(dataset_dir,
-facts_dir=out_dir)`` then serves the facts to the fact-augmented adapters (``adapters/facts.py``).
+writes LoCoMo's own observation facts in the same format with zero calls. ``SessionStore(<dataset folder or
+its ingest files>, facts_dir=out_dir)`` then serves the facts to the fact-augmented adapters (``adapters/facts.py``).
 
 Config (``facts:`` section; defaults in ``workflow/schemas/config.schema.yaml``, keys explained in
 ``config.yaml``): ``max_turn_chars`` (a longer turn is cut in the prompt) and ``params`` (request parameters of
@@ -34,6 +34,7 @@ from membench.facts.extract import (facts_parser, facts_request, fact_records, l
 from membench.facts.observations import write_observations
 from membench.io import atomic_write_text
 from membench.llm.prompts import load_prompt
+from membench.sessions.reader import store_files
 from membench.stages.model_calls import StageStopped, call_batch, make_client, stop_note, write_cost
 
 log = logging.getLogger(__name__)
@@ -43,23 +44,25 @@ __all__ = ["KINDS", "run", "observations"]
 KINDS = ("longmemeval", "locomo")
 
 
-def run(kind: str, dataset_dir: Path, out_dir: Path, config: Mapping[str, Any], cache_path: Path,
-        cost_path: Path | None = None, *, dataset: str | None = None, progress: bool = True,
+def run(kind: str, store_paths: Path | Mapping[str, Any], out_dir: Path, config: Mapping[str, Any],
+        cache_path: Path, cost_path: Path | None = None, *, dataset: str | None = None, progress: bool = True,
         base_dir: Path | None = None, **client_overrides) -> dict:
-    """Extract facts for every distinct session of ``dataset_dir``; returns the manifest.
+    """Extract facts for every distinct session log (``store_paths``: the session logs folder as
+    ``{"sessions": path}``, or the dataset folder); returns the manifest.
 
     Raises StageStopped (after writing everything gathered) on a budget stop or SIGTERM.
     """
+    sessions_dir, = needed(store_files(store_paths), "sessions")
     if kind not in KINDS:
-        raise InputError(dataset_dir, f"the facts stage covers {', '.join(KINDS)} sessions, not {kind!r} "
+        raise InputError(sessions_dir, f"the facts stage covers {', '.join(KINDS)} sessions, not {kind!r} "
                                       f"(procedural trajectories are out of scope)")
-    dataset_dir, out_dir = Path(dataset_dir), Path(out_dir)
+    out_dir = Path(out_dir)
     opts = config_section(config, "facts")
     prompt = load_prompt("facts", config, base_dir)
-    keys = session_keys(dataset_dir)
+    keys = session_keys(sessions_dir)
     if not keys:
-        raise InputError(dataset_dir / "sessions", "no session logs (rerun the ingest rule)")
-    sessions = [render_session(k, load_session(dataset_dir, k), opts["max_turn_chars"]) for k in keys]
+        raise InputError(sessions_dir, "no session logs (rerun the ingest rule)")
+    sessions = [render_session(k, load_session(sessions_dir, k), opts["max_turn_chars"]) for k in keys]
     todo = [s for s in sessions if s.n_turns]
     requests = [facts_request(prompt, s) for s in todo]
 
@@ -101,7 +104,7 @@ def run(kind: str, dataset_dir: Path, out_dir: Path, config: Mapping[str, Any], 
         atomic_write_text(tmp / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
         shutil.rmtree(out_dir, ignore_errors=True)
         tmp.replace(out_dir)
-    log.info("facts %s: %d facts for %d of %d sessions; %d failed, %d not made (%s)", dataset or dataset_dir,
+    log.info("facts %s: %d facts for %d of %d sessions; %d failed, %d not made (%s)", dataset or sessions_dir,
              n_facts, with_facts, len(sessions), len(failed), len(not_made), status)
     if stop:
         raise StageStopped("facts", stop, f"{message}; {len(not_made)} of {len(todo)} sessions not processed; "
