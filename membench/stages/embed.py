@@ -13,6 +13,7 @@ import hashlib
 import json
 import logging
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,10 @@ log = logging.getLogger(__name__)
 TEXT_COLUMNS = {"model_path": "string", "text": "string"}
 
 
-def collect(kind: str, dataset_dir: Path, runs: list[dict[str, Any]], texts_path: Path, summary_path: Path,
+def collect(kind: str, store_paths: Path | Mapping[str, Any], runs: list[dict[str, Any]], texts_path: Path, summary_path: Path,
             options: dict[str, Any] | None = None) -> pd.DataFrame:
-    """runs: [{name, spec, params, facts}] (facts: the run's fact-log folder or None). Writes the distinct
+    """store_paths: the session logs and view tables (or the dataset folder); runs: [{name, spec, params, facts}]
+    (facts: the run's fact-log folder or None). Writes the distinct
     (model_path, text) pairs and a summary: distinct texts, and per run its distinct texts and occurrences."""
     stores: dict[str | None, SessionStore] = {}
     rows: dict[tuple[str, str], None] = {}
@@ -40,7 +42,7 @@ def collect(kind: str, dataset_dir: Path, runs: list[dict[str, Any]], texts_path
     for run in runs:
         facts = run.get("facts")
         if facts not in stores:
-            stores[facts] = SessionStore(dataset_dir, user_turns_only=USER_TURNS_ONLY[kind],
+            stores[facts] = SessionStore(store_paths, user_turns_only=USER_TURNS_ONLY[kind],
                                          facts_dir=Path(facts) if facts else None)
         adapter = load_adapter(run["spec"], run["params"], {"embedding_options": options or {}})
         cache = adapter.embedder()
