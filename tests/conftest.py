@@ -129,7 +129,7 @@ def jobs_reading(work: Path, config_file: Path, touched: list[str], copy_to: Pat
     later = time.time() + 5
     for path in touched:
         os.utime(copy_to / path, (later, later))
-    done = run_snakemake(copy_to, copy_to / config_file.name, "-n", "--rerun-triggers", "mtime", "results/report.md")
+    done = run_snakemake(copy_to, copy_to / config_file.name, "-n", "results/report.md", "--rerun-triggers", "mtime")
     assert done.returncode == 0, done.stderr[-4000:]
     jobs, job = [], None
     for line in (done.stdout + "\n" + done.stderr).splitlines():
