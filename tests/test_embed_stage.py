@@ -91,30 +91,30 @@ def test_shards_embed_once_and_rank_jobs_load_no_model(ingested, tmp_path, minil
     assert cache.misses == 0 and cache.model_calls == 0 and cache.hits >= 375
 
 
-def test_a_killed_shard_resumes_from_its_last_chunk(ingested, tmp_path, minilm, monkeypatch):
+def test_a_killed_shard_resumes_from_its_last_chunk(parsed, tmp_path, minilm, monkeypatch):
     """A shard writes its vectors chunk by chunk; a job killed in its second chunk keeps the first, and the
     rerun embeds only the rest, to the same vectors a run without the failure gives."""
-    runs = [{"name": "dense", "spec": "dense", "params": {}, "facts": None}]
-    embed.collect("procedural", ingested["procedural"], runs, tmp_path / "texts.parquet", tmp_path / "texts.json")
-    monkeypatch.setattr(embed, "CHUNK", 100)
+    texts = list(dict.fromkeys(t["text"] for t in parsed["locomo"].turns))[:25]
+    atomic_write_parquet(pd.DataFrame({"model_path": "", "text": texts}).astype(embed.TEXT_COLUMNS),
+                         tmp_path / "texts.parquet")
+    monkeypatch.setattr(embed, "CHUNK", 10)
     real, calls = padfree_encoder(minilm), []
 
-    def dies_in_second_chunk(texts):
-        calls.append(len(texts))
+    def dies_in_second_chunk(batch):
+        calls.append(len(batch))
         if len(calls) == 2:
             raise KeyboardInterrupt("killed")
-        return real(texts)
+        return real(batch)
 
     monkeypatch.setattr(EmbeddingCache, "_model_encoder", lambda self: dies_in_second_chunk)
     with pytest.raises(KeyboardInterrupt):
         embed.embed_shard(tmp_path / "texts.parquet", 0, 1, tmp_path / "cache", tmp_path / "shard.json")
-    assert calls == [100, 100] and not (tmp_path / "shard.json").exists()
+    assert calls == [10, 10] and not (tmp_path / "shard.json").exists()
     resumed = embed.embed_shard(tmp_path / "texts.parquet", 0, 1, tmp_path / "cache", tmp_path / "shard.json")
-    assert resumed["models"]["sentence-transformers/all-MiniLM-L6-v2"] == {
-        "texts": 375, "embedded": 275, "cached": 100, "seconds": pytest.approx(0, abs=1e3)}
+    counts = resumed["models"]["sentence-transformers/all-MiniLM-L6-v2"]
+    assert (counts["texts"], counts["embedded"], counts["cached"]) == (25, 15, 10) and calls[2:] == [10, 5]
     fresh = embed.embed_shard(tmp_path / "texts.parquet", 0, 1, tmp_path / "fresh", tmp_path / "fresh.json")
-    assert fresh["models"]["sentence-transformers/all-MiniLM-L6-v2"]["embedded"] == 375
-    texts = list(pd.read_parquet(tmp_path / "texts.parquet").text)
+    assert fresh["models"]["sentence-transformers/all-MiniLM-L6-v2"]["embedded"] == 25
     one, two = EmbeddingCache(tmp_path / "cache"), EmbeddingCache(tmp_path / "fresh")
     assert np.array_equal(one.encode(texts), two.encode(texts))
 
