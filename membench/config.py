@@ -1,9 +1,15 @@
-"""Config validation beyond the JSON Schema: cross-field rules the schema cannot say plainly."""
+"""Config validation beyond the JSON Schema (cross-field rules the schema cannot say plainly), and the
+schema's defaults for code called without a validated config."""
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from membench.errors import InputError
 
@@ -25,6 +31,48 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
         if spec.get("url") is not None and spec.get("files"):
             raise InputError(source, "give either `url` or `files`, not both", f"datasets.{name}")
     return config
+
+
+@lru_cache(maxsize=1)
+def _schema() -> dict[str, Any]:
+    return yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
+
+
+def _fill_defaults(node: Mapping[str, Any], value: Any) -> Any:
+    """Give every missing property with a default a copy of it, recursively (as snakemake's ``validate``
+    does), so a section given as ``{}`` reads exactly as the validated config has it."""
+    if isinstance(value, dict):
+        for key, sub in (node.get("properties") or {}).items():
+            if key not in value and "default" in sub:
+                value[key] = copy.deepcopy(sub["default"])
+            if key in value:
+                _fill_defaults(sub, value[key])
+    return value
+
+
+def section_keys(name: str) -> set[str]:
+    """The keys the schema allows in the top-level section ``name``."""
+    return set(_schema()["properties"][name].get("properties") or {})
+
+
+def config_section(config: Mapping[str, Any] | None, name: str, source: str = "config",
+                   section: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A copy of the top-level section ``name`` (or of ``section``, read as one), with the schema's defaults
+    filled in and checked against the schema.
+
+    The workflow's config is already validated, so there this changes nothing; it lets code called directly
+    (tests, notebooks) read the same defaults, which are written only in the schema.
+    """
+    node = _schema()["properties"][name]
+    given = section if section is not None else (config or {}).get(name)
+    value = _fill_defaults(node, copy.deepcopy(dict(given or {})))
+    from jsonschema.validators import validator_for
+
+    errors = sorted(validator_for(_schema())(node).iter_errors(value), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        raise InputError(source, f"config does not match {SCHEMA.name}: {errors[0].message}",
+                         field=".".join([name, *map(str, errors[0].absolute_path)]))
+    return value
 
 
 def _normalise_subset(config: dict[str, Any]) -> None:

@@ -67,13 +67,24 @@ def _files(paths) -> set[Path]:
 # ---------------------------------------------------------------- import closure
 
 def spec_origin(name: str) -> Path | None:
+    """The .py file a module name maps to, found on disk below its top-level package without importing the
+    name or its parent packages: a `from X import y` candidate `X.y` must not run X (membench.report.costs
+    would load openai, membench.report.plots matplotlib, into every Snakefile parse)."""
+    top, _, rest = name.partition(".")
     try:
-        found = importlib.util.find_spec(name)
+        found = importlib.util.find_spec(top)
     except (ImportError, ValueError, AttributeError):
         return None
-    if found is None or not found.origin or not found.origin.endswith(".py"):
+    if found is None:
         return None
-    return Path(found.origin).resolve()
+    if not rest:
+        return Path(found.origin).resolve() if found.origin and found.origin.endswith(".py") else None
+    for folder in found.submodule_search_locations or []:
+        base = Path(folder).joinpath(*rest.split("."))
+        for candidate in (base / "__init__.py", base.with_name(base.name + ".py")):
+            if candidate.is_file():
+                return candidate.resolve()
+    return None
 
 
 def imports_of(path: Path, module_name: str) -> set[str]:

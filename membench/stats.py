@@ -5,12 +5,19 @@ resamples are drawn once per sample size and applied to all columns of that size
 (multiplicities @ values), so 10,000 resamples over every group of a run take seconds.
 
 Resampling unit: a *question* by default. With ``clusters`` (one label per row, e.g. LoCoMo's
-conversation), whole clusters are resampled (bootstrap: the mean over the questions of the drawn clusters)
-and sign-flipped together (paired test), because questions about the same conversation are not independent.
+conversation), the bootstrap is two-stage: clusters are drawn with replacement, then every drawn copy of a
+cluster draws its own questions with replacement (Davison & Hinkley 1997, sec. 3.8, both stages resampled).
+Drawing clusters alone misses the spread within them and, with LoCoMo's 10 conversations, gave a CI
+narrower than the question bootstrap; two stages carry both the between-conversation and the
+within-conversation spread, so they are never narrower in expectation (and conservative with few clusters).
+In the paired test whole clusters are sign-flipped together, because questions about the same conversation
+are not independent.
 
 Draws are deterministic for a seed: a column of n values gets exactly the draws of
 ``numpy.random.default_rng(seed).integers(0, n, size=(rows, n))`` taken in blocks of
 ``2,000,000 // n`` rows (the layout membench has always used), whatever other columns it is computed with.
+With clusters, the first stage is that layout over the k clusters, and the second stage draws from
+``numpy.random.default_rng([seed, 1])``; columns with the same valid-question count per cluster share draws.
 
 NaN marks a question a metric does not define; it is dropped before resampling (in the paired test a pair
 is dropped when either side is NaN). ``n`` is the count actually used.
@@ -19,7 +26,7 @@ is dropped when either side is NaN). ``n`` is the count actually used.
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -44,6 +51,27 @@ def _multiplicities(n: int, n_resamples: int, seed: int) -> Iterator[tuple[int, 
         yield start, stop, np.bincount(flat, minlength=(stop - start) * n).reshape(stop - start, n).astype(float)
 
 
+def _two_stage(sizes: np.ndarray, n_resamples: int, seed: int) -> Iterator[tuple[int, int, tuple]]:
+    """Blocks (start, stop, (W, M)) for clusters of ``sizes`` questions (questions numbered cluster by cluster):
+    W[r, c] = how often cluster c is drawn (exactly ``_multiplicities(k)``); M[r, i] = how often question i is
+    drawn when every drawn copy of its cluster redraws that cluster's questions with replacement."""
+    k, n = sizes.size, int(sizes.sum())
+    offsets = np.cumsum(sizes) - sizes
+    rng = np.random.default_rng([seed, 1])
+    step = _block_rows(n)
+    for start, stop, w in _multiplicities(k, n_resamples, seed):
+        for s in range(0, stop - start, step):
+            part = w[s:s + step]
+            r = part.shape[0]
+            flat = []
+            for c in range(k):  # cluster c's questions, drawn sizes[c] times per drawn copy of c
+                draws = part[:, c].astype(np.int64) * sizes[c]
+                rows = np.repeat(np.arange(r, dtype=np.int64) * n + offsets[c], draws)
+                flat.append(rows + rng.integers(0, sizes[c], rows.size))
+            m = np.bincount(np.concatenate(flat), minlength=r * n).reshape(r, n).astype(float)
+            yield start + s, start + s + r, (part, m)
+
+
 def _signs(n: int, n_resamples: int, seed: int) -> Iterator[tuple[int, int, np.ndarray]]:
     """Blocks (start, stop, S): independent random signs (+1/-1) for each of n units in every resample."""
     rng = np.random.default_rng(seed)
@@ -59,8 +87,8 @@ def _every_sign_pattern(n: int) -> np.ndarray:
     return 1.0 - 2.0 * bits
 
 
-def _resampled(blocks: Callable[[], Iterator[tuple[int, int, np.ndarray]]], n_resamples: int,
-               stat: Callable[[np.ndarray], np.ndarray], width: int) -> np.ndarray:
+def _resampled(blocks: Callable[[], Iterator[tuple[int, int, Any]]], n_resamples: int,
+               stat: Callable[[Any], np.ndarray], width: int) -> np.ndarray:
     out = np.empty((n_resamples, width))
     for start, stop, w in blocks():
         out[start:stop] = stat(w)
@@ -71,8 +99,10 @@ class _Units:
     """Columns reduced to resampling units: per column, the sum and count of its values in each unit.
 
     Question unit: every valid value is its own unit (sum = value, count = 1). Cluster unit: a unit is a
-    cluster holding at least one valid value of the column. Columns are grouped by their number of units,
-    and each group is stacked so that one draw serves every column of the group.
+    cluster holding at least one valid value of the column; the values also come back ordered cluster by
+    cluster, for the second bootstrap stage. Columns are grouped by their number of units (question unit) or
+    by their count per cluster (cluster unit), and each group is stacked so that one draw serves every column
+    of the group.
     """
 
     def __init__(self, x: np.ndarray, clusters: np.ndarray | None):
@@ -80,21 +110,25 @@ class _Units:
         self.x = x
         self.clusters = None if clusters is None else np.unique(np.asarray(clusters), return_inverse=True)[1]
 
-    def column(self, c: int) -> tuple[np.ndarray, np.ndarray]:
+    def column(self, c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(sum per unit, count per unit, the values ordered unit by unit)."""
         keep = self.valid[:, c]
         values = self.x[keep, c]
         if self.clusters is None:
-            return values, np.ones_like(values)
+            return values, np.ones_like(values), values
         labels = self.clusters[keep]
         present, inverse = np.unique(labels, return_inverse=True)
         return (np.bincount(inverse, weights=values, minlength=present.size),
-                np.bincount(inverse, minlength=present.size).astype(float))
+                np.bincount(inverse, minlength=present.size).astype(float),
+                values[np.argsort(inverse, kind="stable")])
 
-    def groups(self, columns: np.ndarray) -> dict[int, list[tuple[int, np.ndarray, np.ndarray]]]:
-        out: dict[int, list] = {}
+    def groups(self, columns: np.ndarray) -> dict:
+        """{key: [(column, sums, counts, ordered values)]}; key = the unit count, or the counts per cluster."""
+        out: dict = {}
         for c in columns:
-            sums, counts = self.column(int(c))
-            out.setdefault(sums.size, []).append((int(c), sums, counts))
+            sums, counts, ordered = self.column(int(c))
+            key = sums.size if self.clusters is None else tuple(counts.astype(int))
+            out.setdefault(key, []).append((int(c), sums, counts, ordered))
         return out
 
 
@@ -140,20 +174,24 @@ def bootstrap_matrix(values, n_resamples: int = 10000, confidence: float = 0.95,
     lo, hi = np.full(x.shape[1], math.nan), np.full(x.shape[1], math.nan)
     units = np.zeros(x.shape[1], dtype=int)
     alpha = 1.0 - confidence
-    for size, members in _Units(x, clusters).groups(np.flatnonzero(n > 0)).items():
+    for key, members in _Units(x, clusters).groups(np.flatnonzero(n > 0)).items():
+        size = members[0][1].size
         for c, *_ in members:
             units[c] = size
         if size < 2:
             continue
         for part in _chunks(members):
-            cols = [c for c, _, _ in part]
-            sums = np.column_stack([s for _, s, _ in part])
-            counts = np.column_stack([k for _, _, k in part])
+            cols = [c for c, *_ in part]
             if clusters is None:
+                sums = np.column_stack([s for _, s, _, _ in part])
                 stat = lambda w: (w @ sums) / size  # noqa: E731
+                blocks = lambda: _multiplicities(size, n_resamples, seed)  # noqa: E731
             else:
-                stat = lambda w: (w @ sums) / (w @ counts)  # noqa: E731
-            means = _resampled(lambda: _multiplicities(size, n_resamples, seed), n_resamples, stat, len(cols))
+                ordered = np.column_stack([v for *_, v in part])
+                counts = np.column_stack([k for _, _, k, _ in part])
+                stat = lambda wm: (wm[1] @ ordered) / (wm[0] @ counts)  # noqa: E731
+                blocks = lambda: _two_stage(np.asarray(key), n_resamples, seed)  # noqa: E731
+            means = _resampled(blocks, n_resamples, stat, len(cols))
             lo[cols], hi[cols] = np.quantile(means, [alpha / 2, 1 - alpha / 2], axis=0)
     return {"mean": mean, "lo": lo, "hi": hi, "n": n, "units": units}
 
@@ -179,10 +217,13 @@ def paired_matrix(a, b, n_resamples: int = 10000, seed: int = 0, clusters=None) 
     d = xa - xb  # NaN when either side is NaN
     ci = bootstrap_matrix(d, n_resamples, 0.95, seed, clusters)
     p = np.full(d.shape[1], math.nan)
-    for size, members in _Units(d, clusters).groups(np.flatnonzero(ci["n"] > 0)).items():
+    by_size: dict[int, list] = {}
+    for members in _Units(d, clusters).groups(np.flatnonzero(ci["n"] > 0)).values():
+        by_size.setdefault(members[0][1].size, []).extend(members)
+    for size, members in by_size.items():
         for part in _chunks(members):
-            cols = [c for c, _, _ in part]
-            sums = np.column_stack([s for _, s, _ in part])
+            cols = [c for c, *_ in part]
+            sums = np.column_stack([s for _, s, _, _ in part])
             total = ci["n"][cols]
             exact = 2 ** size <= n_resamples
             if exact:  # few units: every sign pattern once, an exact permutation p-value

@@ -5,6 +5,6 @@ from membench.logs import log_to
 from membench.stages import facts
 
 with log_to(snakemake.log[0]):
-    facts.run(snakemake.params.kind, Path(snakemake.input.queries).parent.parent, Path(snakemake.output.facts),
+    facts.run(snakemake.params.kind, dict(snakemake.input.items()), Path(snakemake.output.facts),
               snakemake.params.config, Path(snakemake.params.cache), Path(snakemake.output.cost),
               dataset=snakemake.wildcards.dataset)

@@ -5,6 +5,6 @@ from membench.logs import log_to
 from membench.stages import judge
 
 with log_to(snakemake.log[0]):
-    judge.run(Path(snakemake.input.questions).parent, Path(snakemake.input.run), Path(snakemake.output.judgments),
+    judge.run(dict(snakemake.input.items()), Path(snakemake.input.run), Path(snakemake.output.judgments),
               snakemake.params.config, Path(snakemake.params.cache), Path(snakemake.output.cost),
               dataset=snakemake.wildcards.dataset, adapter=snakemake.wildcards.adapter)

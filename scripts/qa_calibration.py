@@ -5,6 +5,6 @@ from membench.logs import log_to
 from membench.stages import calibration
 
 with log_to(snakemake.log[0]):
-    calibration.run(snakemake.params.kind, Path(snakemake.input.questions).parent, Path(snakemake.output.probes),
+    calibration.run(snakemake.params.kind, dict(snakemake.input.items()), Path(snakemake.output.probes),
                     snakemake.params.config, Path(snakemake.params.cache), Path(snakemake.output.cost),
                     dataset=snakemake.wildcards.dataset)

@@ -10,7 +10,7 @@ from membench.stages import rank  # noqa: E402
 
 with log_to(snakemake.log[0]):
     out, given, params = snakemake.output, snakemake.input, snakemake.params
-    rank.run(params.kind, Path(given.queries).parent.parent, params.spec, dict(params.adapter_params), params.depth,
+    rank.run(params.kind, dict(given.items()), params.spec, dict(params.adapter_params), params.depth,
              Path(out.run), Path(out.trec), Path(out.meta), Path(params.embeddings), snakemake.wildcards.adapter,
              Path(given.facts[0]) if given.facts else None, dict(params.embedding_options),
              [Path(p) for p in given.parts])

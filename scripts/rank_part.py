@@ -10,7 +10,7 @@ from membench.stages import rank  # noqa: E402
 
 with log_to(snakemake.log[0]):
     given, params = snakemake.input, snakemake.params
-    rank.run_part(params.kind, Path(given.queries).parent.parent, params.spec, dict(params.adapter_params),
+    rank.run_part(params.kind, dict(given.items()), params.spec, dict(params.adapter_params),
                   params.depth, int(snakemake.wildcards.part), params.parts, Path(snakemake.output.part),
                   Path(params.embeddings), Path(given.facts[0]) if given.facts else None,
                   dict(params.embedding_options))

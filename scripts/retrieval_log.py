@@ -8,5 +8,5 @@ from membench.scoring.retrieval_log import write_log
 from membench.scoring.tables import Gold
 
 with log_to(snakemake.log[0]):
-    write_log(pd.read_parquet(snakemake.input.run), Gold.load(Path(snakemake.input.questions).parent),
+    write_log(pd.read_parquet(snakemake.input.run), Gold.load(dict(snakemake.input.items())),
               pd.read_parquet(snakemake.input.scores), snakemake.wildcards.granularity, Path(snakemake.output.log))

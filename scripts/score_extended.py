@@ -5,5 +5,5 @@ from membench.logs import log_to
 from membench.stages import judge
 
 with log_to(snakemake.log[0]):
-    judge.score(Path(snakemake.input.run), Path(snakemake.input.questions).parent,
+    judge.score(Path(snakemake.input.run), dict(snakemake.input.items()),
                 [Path(p) for p in snakemake.input.judgments], Path(snakemake.output.scores))

@@ -9,5 +9,5 @@ from membench.report.artifacts import write_artifacts
 with log_to(snakemake.log[0]):
     i, o, p = snakemake.input, snakemake.output, snakemake.params
     write_artifacts(pd.read_parquet(i.summary), pd.read_parquet(i.significance), p.kinds, p.baseline,
-                    Path(o.summary), Path(o.tables[0]).parent if o.tables else Path("results/tables"),
+                    Path(o.summary), dict(zip(p.kinds, o.tables)),
                     Path(o.headline), p.subset, p.ablation)

@@ -114,3 +114,31 @@ def pdflatex_compiles(tex_files, workdir: Path) -> None:
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, f"{tex}:\n{done.stdout[-3000:]}"
         assert (workdir / f"doc{n}.pdf").stat().st_size > 1000
+
+
+def jobs_reading(work: Path, config_file: Path, touched: list[str], copy_to: Path) -> dict[str, set[str]]:
+    """Touch ``touched`` (paths under ``results/``) in a copy of the finished run in ``work`` and dry-run it:
+    for each touched file, the jobs Snakemake schedules that declare it as an input, each named by its first
+    output. Only mtimes count (``--rerun-triggers mtime``), so a job that reads a table without declaring it
+    is missing here, and no job of the copy runs."""
+    import shutil
+    import time
+
+    shutil.copytree(work / "results", copy_to / "results")  # copy2 keeps every mtime, so the copy is up to date
+    shutil.copy(config_file, copy_to / config_file.name)
+    later = time.time() + 5
+    for path in touched:
+        os.utime(copy_to / path, (later, later))
+    done = run_snakemake(copy_to, copy_to / config_file.name, "-n", "results/report.md", "--rerun-triggers", "mtime")
+    assert done.returncode == 0, done.stderr[-4000:]
+    jobs, job = [], None
+    for line in (done.stdout + "\n" + done.stderr).splitlines():
+        head = line.strip()
+        if line.startswith(("rule ", "localrule ")) and line.endswith(":"):
+            job = {"rule": line.split()[1].rstrip(":"), "input": [], "output": []}
+            jobs.append(job)
+        elif job is not None and head.startswith(("input: ", "output: ")):
+            key, _, files = head.partition(": ")
+            job[key] = files.split(", ")
+    assert any(j["rule"] == "report" for j in jobs), "the dry run scheduled no report job"
+    return {path: {j["output"][0] for j in jobs if path in j["input"]} for path in touched}

@@ -14,7 +14,7 @@ import pytest
 from membench.adapters.action_only import ActionOnlyAdapter
 from membench.adapters.base import Adapter
 from membench.adapters.bm25 import BM25Adapter
-from membench.adapters.bm25_time import BM25TimeAdapter, date_windows, is_knowledge_update, parse_date
+from membench.adapters.bm25_time import BM25TimeAdapter
 from membench.adapters.bm25_upstream import BM25UpstreamAdapter
 from membench.adapters.bm25_v2 import BM25V2Adapter, analyze
 from membench.adapters.registry import (BUILTINS, AdapterLoadError, adapter_source_files, adapter_version,
@@ -22,6 +22,7 @@ from membench.adapters.registry import (BUILTINS, AdapterLoadError, adapter_sour
 from membench.adapters.retrieval_system import RetrievalSystemAdapter, Trajectory, trajectory_from_session
 from membench.adapters.state_aware import StateAwareAdapter
 from membench.adapters.substring import SubstringAdapter
+from membench.dates import date_windows, is_knowledge_update, parse_date
 from membench.embeddings import EmbeddingCache
 from membench.sessions.build import trajectory_session
 from membench.sessions.view import Event, Haystack, Query, Session
@@ -417,7 +418,8 @@ def test_source_files_and_versions():
         return {p.relative_to(p.parents[1]).as_posix() for p in adapter_source_files(spec)}
 
     assert names("bm25") == {"adapters/bm25.py", "adapters/base.py", "sessions/view.py", "membench/text.py"}
-    assert "adapters/bm25_time.py" in names("bm25-v2") and "membench/embeddings.py" not in names("bm25-v2")
+    assert "membench/dates.py" in names("bm25-v2") and "membench/embeddings.py" not in names("bm25-v2")
+    assert "adapters/bm25_time.py" not in names("bm25-v2")  # the date cues are shared through membench.dates
     assert {"adapters/dense.py", "adapters/bm25.py", "membench/embeddings.py"} <= names("hybrid")
     assert {"tests/example_plugin.py", "adapters/retrieval_system.py"} <= names("tests.example_plugin:WordOverlap")
     assert "adapters/retrieval_system.py" not in names("tests.example_plugin:TaskWords")

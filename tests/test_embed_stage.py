@@ -91,6 +91,34 @@ def test_shards_embed_once_and_rank_jobs_load_no_model(ingested, tmp_path, minil
     assert cache.misses == 0 and cache.model_calls == 0 and cache.hits >= 375
 
 
+def test_a_killed_shard_resumes_from_its_last_chunk(parsed, tmp_path, minilm, monkeypatch):
+    """A shard writes its vectors chunk by chunk; a job killed in its second chunk keeps the first, and the
+    rerun embeds only the rest, to the same vectors a run without the failure gives."""
+    texts = list(dict.fromkeys(t["text"] for t in parsed["locomo"].turns))[:25]
+    atomic_write_parquet(pd.DataFrame({"model_path": "", "text": texts}).astype(embed.TEXT_COLUMNS),
+                         tmp_path / "texts.parquet")
+    monkeypatch.setattr(embed, "CHUNK", 10)
+    real, calls = padfree_encoder(minilm), []
+
+    def dies_in_second_chunk(batch):
+        calls.append(len(batch))
+        if len(calls) == 2:
+            raise KeyboardInterrupt("killed")
+        return real(batch)
+
+    monkeypatch.setattr(EmbeddingCache, "_model_encoder", lambda self: dies_in_second_chunk)
+    with pytest.raises(KeyboardInterrupt):
+        embed.embed_shard(tmp_path / "texts.parquet", 0, 1, tmp_path / "cache", tmp_path / "shard.json")
+    assert calls == [10, 10] and not (tmp_path / "shard.json").exists()
+    resumed = embed.embed_shard(tmp_path / "texts.parquet", 0, 1, tmp_path / "cache", tmp_path / "shard.json")
+    counts = resumed["models"]["sentence-transformers/all-MiniLM-L6-v2"]
+    assert (counts["texts"], counts["embedded"], counts["cached"]) == (25, 15, 10) and calls[2:] == [10, 5]
+    fresh = embed.embed_shard(tmp_path / "texts.parquet", 0, 1, tmp_path / "fresh", tmp_path / "fresh.json")
+    assert fresh["models"]["sentence-transformers/all-MiniLM-L6-v2"]["embedded"] == 25
+    one, two = EmbeddingCache(tmp_path / "cache"), EmbeddingCache(tmp_path / "fresh")
+    assert np.array_equal(one.encode(texts), two.encode(texts))
+
+
 @pytest.mark.parametrize("kind, parts", [("procedural", 3), ("longmemeval", 2), ("locomo", 4)])
 def test_sharded_rank_merges_to_the_unsharded_run_byte_for_byte(ingested, tmp_path, kind, parts):
     folder = ingested[kind]

@@ -27,7 +27,8 @@ LOCOMO_BY_CONVERSATION = {"conv-26": 184, "conv-30": 169, "conv-41": 324, "conv-
 
 
 def config(server, **llm) -> dict:
-    return {"llm": {"model": MODEL, "base_url": server.url, "concurrency": 4, "backoff": 0.01, **llm}}
+    return {"llm": {"model": MODEL, "base_url": server.url, "concurrency": 4, "backoff": 0.01, "budget_usd": None,
+                    **llm}}
 
 
 def distinct_sessions(folder: Path) -> set[str]:

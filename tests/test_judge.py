@@ -23,7 +23,8 @@ MODEL = "fake-model"
 
 
 def config(server, k=10, **llm) -> dict:
-    return {"llm": {"model": MODEL, "base_url": server.url, "concurrency": 4, "backoff": 0.01, **llm},
+    return {"llm": {"model": MODEL, "base_url": server.url, "concurrency": 4, "backoff": 0.01, "budget_usd": None,
+                    **llm},
             "judge": {"k": k}}
 
 

@@ -9,10 +9,13 @@ import sys
 import time
 import urllib.request
 from collections import Counter
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
+import yaml
 
+from membench.config import SCHEMA
 from membench.errors import InputError
 from membench.llm import (BudgetExceeded, CallCache, CostMeter, LLMClient, LLMConfigError, MalformedReply,
                           from_config, json_object_parser, make_key, parse_json_object)
@@ -387,7 +390,7 @@ def test_api_key_never_written_or_logged(fake_server, tmp_path, caplog, capsys, 
 def test_from_config_env_overrides_and_validation(fake_server, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     env = {"MEMBENCH_LLM_BASE_URL": fake_server.url, "MEMBENCH_LLM_MODEL": MODEL}
-    cfg = {"llm": {"model": "gpt-elsewhere", "base_url": "http://127.0.0.1:9/v1", "concurrency": 2,
+    cfg = {"llm": {"model": "gpt-elsewhere", "base_url": "http://127.0.0.1:9/v1", "concurrency": 2, "budget_usd": None,
                    "stages": {"facts": {"timeout": 5}}}}
     client = from_config(cfg, tmp_path / "c.jsonl", stage="facts", env=env)
     assert client.model == MODEL and client.base_url == fake_server.url and client.timeout == 5
@@ -400,9 +403,26 @@ def test_from_config_env_overrides_and_validation(fake_server, tmp_path, monkeyp
     with pytest.raises(InputError, match="budget_usd"):
         from_config({"llm": {"model": "m", "base_url": fake_server.url, "budget": 1}}, tmp_path / "x", env={})
     with pytest.raises(InputError, match="llm.model"):
-        from_config({"llm": {}}, tmp_path / "x", env={})
+        from_config({"llm": {"model": None}}, tmp_path / "x", env={})
+    with pytest.raises(InputError, match="llm.concurrency"):  # the schema's checks, on the merged stage overrides
+        from_config({"llm": {"model": "m", "stages": {"facts": {"concurrency": 0}}}}, tmp_path / "x", "facts", env={})
     with pytest.raises(LLMConfigError, match="no API key"):
-        from_config({"llm": {"model": "m"}}, tmp_path / "x", env={})
+        from_config({"llm": {"model": "m", "budget_usd": None}}, tmp_path / "x", env={})
+
+
+def test_from_config_defaults_are_the_schema_defaults(fake_server, tmp_path):
+    """A config passed directly (not validated by the workflow) gets the schema's defaults, e.g. its budget."""
+    llm_schema = yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))["properties"]["llm"]["properties"]
+    assert llm_schema["budget_usd"]["default"] == 5.0
+    client = from_config({"llm": {"base_url": fake_server.url}}, tmp_path / "c.jsonl", env={})
+    assert client.model == llm_schema["model"]["default"] == "gpt-4o-mini"
+    assert client.meter.budget_usd == Decimal("5.0")
+    assert (client.concurrency, client.timeout, client.max_retries, client.backoff, client.malformed_retries,
+            client.max_failed_share, client.api_key_env) == (4, 60.0, 5, 1.0, 2, 0.02, "OPENAI_API_KEY")
+    assert client.summary()["budget_usd"] == 5.0
+    client.close()
+    with pytest.raises(InputError, match="a budget needs a price for model 'fake-model'"):
+        from_config({"llm": {"model": "fake-model", "base_url": fake_server.url}}, tmp_path / "x", env={})
 
 
 # ---------------------------------------------------------------------------------------------- replies

@@ -17,8 +17,9 @@ import pandas as pd
 import pytest
 
 from membench.adapters.registry import load_adapter
-from membench.report.costs import StageStopped, cost_table
+from membench.report.costs import cost_table
 from membench.stages import facts, judge, qa
+from membench.stages.model_calls import StageStopped
 from membench.stages.rank import rank_dataset
 from openai_server import FakeOpenAIServer, default_responder, prompt_task
 
@@ -29,7 +30,7 @@ PRICES = {MODEL: {"input_per_1m": 1.0, "output_per_1m": 0.0}}
 
 
 def llm(server, **kw) -> dict:
-    return {"model": MODEL, "base_url": server.url, "concurrency": 2, "backoff": 0.01, **kw}
+    return {"model": MODEL, "base_url": server.url, "concurrency": 2, "backoff": 0.01, "budget_usd": None, **kw}
 
 
 def cache_records(path: Path) -> list[dict]:
@@ -197,7 +198,7 @@ def test_no_key_in_any_file_or_log(ingested, procedural_run, tmp_path, monkeypat
 
 def test_stop_request_from_another_thread(ingested, procedural_run, tmp_path):
     """request_stop() (what the SIGTERM handler calls) from outside: queued calls are cancelled."""
-    from membench.report.costs import make_client
+    from membench.stages.model_calls import make_client
     from membench.llm.client import StopRequested
     with FakeOpenAIServer(delay=0.05) as server:
         client = make_client({"llm": llm(server)}, tmp_path / "c.jsonl", "t")

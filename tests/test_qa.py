@@ -22,7 +22,8 @@ MODEL = "fake-model"
 
 
 def config(server, **qa_opts) -> dict:
-    return {"llm": {"model": MODEL, "base_url": server.url, "concurrency": 4, "backoff": 0.01}, "qa": qa_opts}
+    return {"llm": {"model": MODEL, "base_url": server.url, "concurrency": 4, "backoff": 0.01, "budget_usd": None},
+            "qa": qa_opts}
 
 
 @pytest.fixture(scope="module")

@@ -21,9 +21,9 @@ from membench.datasets.registry import parse_dataset
 from membench.llm.cache import make_key
 from membench.qa.calibration import calibration_summary, wilson
 from membench.qa.probes import near_miss, paraphrase
-from membench.report.costs import StageStopped
 from membench.report.model_stages import qa_section
 from membench.stages import calibration, qa
+from membench.stages.model_calls import StageStopped
 from openai_server import FakeOpenAIServer, default_responder, prompt_input, prompt_task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +31,7 @@ MODEL = "fake-model"
 
 
 def llm(url: str, **kw) -> dict:
-    return {"model": MODEL, "base_url": url, "concurrency": 2, "backoff": 0.01, **kw}
+    return {"model": MODEL, "base_url": url, "concurrency": 2, "backoff": 0.01, "budget_usd": None, **kw}
 
 
 @pytest.fixture(scope="module")

@@ -111,6 +111,17 @@ def test_cluster_bootstrap_widens_when_a_cluster_is_one_value():
     assert mean == pytest.approx(0.3) and math.isnan(lo) and math.isnan(hi)
 
 
+def test_two_stage_keeps_the_spread_within_clusters():
+    # both clusters hold {0, 1}: every cluster mean is .5, so drawing clusters alone would give [.5, .5];
+    # the second stage redraws each cluster's two questions (sum 0, 1, 2 w.p. 1/4, 1/2, 1/4), so the mean of a
+    # resample of two cluster copies is (s1 + s2) / 4 with s1 + s2 = 0..4 w.p. 1/16, 4/16, 6/16, 4/16, 1/16
+    mean, lo, hi = bootstrap_ci([0.0, 1.0, 0.0, 1.0], n_resamples=20000, seed=0, clusters=["a", "a", "b", "b"])
+    assert (mean, lo, hi) == (0.5, 0.0, 1.0)  # 1/16 in each tail is more than the 2.5% cut
+    r = bootstrap_matrix(np.array([[0.0], [1.0], [0.0], [1.0]]), n_resamples=20000, seed=0,
+                         clusters=["a", "a", "b", "b"])
+    assert r["units"].tolist() == [2]
+
+
 def test_singleton_clusters_equal_the_question_bootstrap():
     values = np.random.default_rng(3).random(50)
     per_question = bootstrap_ci(values, seed=2)

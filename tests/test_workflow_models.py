@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import real_datasets, run_snakemake
+from conftest import jobs_reading, real_datasets, run_snakemake
 from openai_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.slow
@@ -86,6 +86,41 @@ def test_fact_runs_use_the_facts(work):
     ext = summary[(summary.dataset == "procedural") & (summary.metric == "extended/judged@10") & (summary.split == "all")
                   & (summary.group_by == "all") & (summary.adapter == "bm25")]
     assert ext["mean"].iloc[0] == 1.0  # every top-10 item is labelled or judged after the judge stage
+
+
+def readers_in(results: Path, table: str) -> set[str]:
+    """What the finished run says reads ``<dataset>/<table>.parquet``, one first output per job, from the files
+    it made (not from the rules): ingest (its session logs), score and score_extended (every score file), the
+    Procedural judge, LongMemEval's retrieval logs, the difficulty table, QA (not on qrels) and LoCoMo's
+    observation facts (on turns)."""
+    out = set()
+    for folder in sorted(p.parent for p in results.glob("*/questions.parquet")):
+        files = [folder / "difficulty.parquet", *folder.glob("scores/*.parquet"),
+                 *folder.glob("judgments/*.parquet"), *folder.glob("runs/*.retrieval_log.*.jsonl")]
+        if table != "qrels":
+            answers = [p for p in folder.glob("qa/*.parquet")
+                       if not p.name.endswith(".scores.parquet") and p.name != "calibration.parquet"]
+            files += [folder / "sessions", *answers]
+        if table == "turns":
+            files += folder.glob("facts/observation")  # LoCoMo's own facts map sessions through turns
+        out |= {p.relative_to(results.parent).as_posix() for p in files}
+    return out
+
+
+def test_touching_a_table_reruns_exactly_the_jobs_that_read_it(work, tmp_path):
+    results = work / "results"
+    touched = [f"results/{d}/{t}.parquet" for d in ("lme-fragment", "locomo", "procedural")
+               for t in ("haystacks", "turns", "qrels")]
+    readers = jobs_reading(work, work / "models.yaml", touched, tmp_path)
+    for path in touched:
+        dataset, table = path.split("/")[1], Path(path).stem
+        expected = {f for f in readers_in(results, table) if f.startswith(f"results/{dataset}/")}
+        assert readers[path] == expected, path
+    procedural = readers["results/procedural/haystacks.parquet"]
+    assert {"results/procedural/judgments/bm25.parquet",
+            "results/procedural/scores/bm25.extended.parquet"} <= procedural
+    assert "results/locomo/qa/bm25.parquet" in readers["results/locomo/haystacks.parquet"]
+    assert "results/lme-fragment/runs/bm25.retrieval_log.turn.jsonl" in readers["results/lme-fragment/qrels.parquet"]
 
 
 def test_rerun_from_empty_results_pays_nothing(work, server):

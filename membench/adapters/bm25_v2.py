@@ -11,7 +11,8 @@ own BM25 score); only terms that occur in the haystack are added, in sorted orde
 - synonyms (`synonyms`): the other members of the query stem's group in the fixed `SYNONYM_GROUPS` table;
 - morphological variants (`morph_variants`): haystack stems of 5+ letters that extend or are extended by a
   query stem of 5+ letters by at most 3 letters (e.g. "photograph" <-> "photography", "collect" <-> "collection").
-Date cues: bm25-time's windows (`boost` / `dampen` / `slack_days`, same defaults); no recency tiebreak.
+Date cues: bm25-time's windows (parsed in `membench.dates`; `boost` / `dampen` / `slack_days`, same defaults);
+no recency tiebreak.
 Ties: haystack position, earliest first (`order_by_score`).
 """
 
@@ -23,7 +24,7 @@ import numpy as np
 
 from membench.adapters.base import Adapter
 from membench.adapters.bm25 import BM25Index
-from membench.adapters.bm25_time import apply_windows, date_windows, reference_date
+from membench.dates import apply_windows, date_windows, reference_date
 from membench.sessions.view import Document, Query
 from membench.text import STOPWORDS, HaystackCache, merge_params, stem, word_tokens
 
@@ -106,5 +107,6 @@ class BM25V2Adapter(Adapter):
         extra = self.expansions([t for t in terms if " " not in t], index)
         if extra and weight:
             scores = scores + weight * index.bm25.scores(extra)
-        windows = date_windows(query.text, reference_date(query, documents), int(self.params["slack_days"]))
-        return apply_windows(scores, documents, windows, float(self.params["boost"]), float(self.params["dampen"]))
+        stamps = [d.timestamp for d in documents]
+        windows = date_windows(query.text, reference_date(query.date, stamps), int(self.params["slack_days"]))
+        return apply_windows(scores, stamps, windows, float(self.params["boost"]), float(self.params["dampen"]))

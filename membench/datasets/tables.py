@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,32 @@ HAYSTACK_COLUMNS = {"haystack_id": "string", "position": "int64", "session_key":
 QREL_COLUMNS = {"question_id": "string", "item_id": "string", "granularity": "string", "relevance": "float64"}
 
 SPLITS = {0: "tune", 1: "holdout"}
+
+TABLES = ("questions", "turns", "haystacks", "qrels")
+FILES = {**{name: f"{name}.parquet" for name in TABLES}, "normalization": "normalization.json"}
+
+
+def files_in(source: Path | str | Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Path]:
+    """Where the files ``names`` (key -> usual path under a folder) are: the paths a rule declares (a mapping
+    such as ``dict(snakemake.input.items())``; its other keys are ignored), or under their usual names in a
+    folder (tests, direct use)."""
+    if isinstance(source, Mapping):
+        return {key: Path(source[key]) for key in names if key in source}
+    return {key: Path(source) / path for key, path in names.items()}
+
+
+def dataset_files(source: Path | str | Mapping[str, Any]) -> dict[str, Path]:
+    """Where a parsed dataset's files are (keys of ``FILES``), see :func:`files_in`."""
+    return files_in(source, FILES)
+
+
+def needed(files: Mapping[str, Path], *names: str) -> list[Path]:
+    """The paths of ``names`` in ``files``, or a clear error naming what the caller did not pass."""
+    missing = [n for n in names if n not in files]
+    if missing:
+        raise ValueError(f"missing dataset file(s) {', '.join(missing)}: pass them (declare them as the rule's "
+                         f"inputs) or give the dataset folder")
+    return [files[n] for n in names]
 
 
 def split_of(index: int) -> str:
@@ -63,11 +90,15 @@ class ParsedDataset:
             "qrels": frame(self.qrels, QREL_COLUMNS),
         }
 
-    def write(self, out_dir: Path, sources: dict[str, str]) -> None:
-        """Write the four Parquet tables and normalization.json (each atomically)."""
-        out_dir.mkdir(parents=True, exist_ok=True)
-        for name, df in self.tables().items():
-            atomic_write_parquet(df, out_dir / f"{name}.parquet")
+    def write(self, out: Path | Mapping[str, Any], sources: dict[str, str]) -> None:
+        """Write the four Parquet tables and normalization.json (each atomically) to the paths in ``out`` (see
+        :func:`dataset_files`)."""
+        paths = needed(dataset_files(out), *TABLES, "normalization")
+        for path in paths:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        tables = self.tables()
+        for name, path in zip(TABLES, paths):
+            atomic_write_parquet(tables[name], path)
         report = {"kind": self.kind, "counts": self.counts, "sources": sources,
                   "normalizations": self.log.as_list()}
-        atomic_write_text(out_dir / "normalization.json", json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        atomic_write_text(paths[-1], json.dumps(report, indent=2, ensure_ascii=False) + "\n")

@@ -23,10 +23,10 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from membench.dates import format_date
 from membench.io import atomic_path
 from membench.llm.prompts import Prompt
 from membench.llm.replies import MalformedReply, json_object_parser
@@ -34,7 +34,7 @@ from membench.sessions.reader import read_events
 from membench.sessions.view import Event, turn_text
 
 __all__ = ["SessionText", "session_keys", "load_session", "render_session", "facts_parser", "fact_records",
-           "write_fact_log", "format_date"]
+           "write_fact_log"]
 
 _DIGITS = re.compile(r"^\s*\d+\s*$")
 
@@ -50,28 +50,13 @@ class SessionText:
     n_turns: int
 
 
-def session_keys(dataset_dir: Path) -> list[str]:
-    """Every distinct session of a dataset (its ``sessions/<key>/events.jsonl`` logs), sorted."""
-    root = Path(dataset_dir) / "sessions"
-    return sorted(p.parent.name for p in root.glob("*/events.jsonl"))
+def session_keys(sessions_dir: Path) -> list[str]:
+    """Every distinct session of a dataset (its ``<sessions_dir>/<key>/events.jsonl`` logs), sorted."""
+    return sorted(p.parent.name for p in Path(sessions_dir).glob("*/events.jsonl"))
 
 
-def load_session(dataset_dir: Path, key: str) -> list[Event]:
-    return read_events(Path(dataset_dir) / "sessions" / key / "events.jsonl")
-
-
-def format_date(timestamp: str | None) -> str:
-    """``2023-05-08T13:56:00`` -> ``2023-05-08 (Mon) 13:56``; other text is returned as it is."""
-    if not timestamp:
-        return "unknown"
-    try:
-        dt = datetime.fromisoformat(str(timestamp))
-    except ValueError:
-        return str(timestamp)
-    text = f"{dt:%Y-%m-%d} ({dt:%a})"
-    if (dt.hour, dt.minute, dt.second) != (0, 0, 0):
-        text += f" {dt:%H:%M}"
-    return text
+def load_session(sessions_dir: Path, key: str) -> list[Event]:
+    return read_events(Path(sessions_dir) / key / "events.jsonl")
 
 
 def _clip(text: str, limit: int | None) -> str:

@@ -125,9 +125,9 @@ def observation_facts(locomo_json: Path, turns: pd.DataFrame) -> tuple[dict[str,
     return by_session, summary
 
 
-def write_observations(locomo_json: Path, dataset_dir: Path, out_dir: Path) -> dict:
+def write_observations(locomo_json: Path, turns_path: Path, out_dir: Path) -> dict:
     """Write one fact log per LoCoMo session with observations, plus ``manifest.json``; returns the manifest."""
-    turns = pd.read_parquet(Path(dataset_dir) / "turns.parquet")
+    turns = pd.read_parquet(turns_path)
     by_session, manifest = observation_facts(locomo_json, turns)
     out_dir = Path(out_dir)
     tmp = out_dir.with_name(f".{out_dir.name}.part")

@@ -51,6 +51,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
+from membench.config import config_section, section_keys
 from membench.errors import InputError
 from membench.llm.cache import CallCache, canonical_request, make_key
 from membench.llm.pricing import BudgetExceeded, CostMeter
@@ -640,30 +641,15 @@ class LLMClient:
 
 # ---------------------------------------------------------------------- config
 
-_CONFIG_KEYS = {"model", "base_url", "api_key_env", "concurrency", "timeout", "max_retries", "backoff",
-                "malformed_retries", "repair", "retry_failed", "prices", "budget_usd", "stages", "max_failed_share"}
-
-
 def from_config(cfg: Mapping[str, Any], cache_path: str | os.PathLike, stage: str = "default", *,
                 meter: CostMeter | None = None, env: Mapping[str, str] | None = None,
                 config_path: str = "config", **overrides) -> LLMClient:
     """Build a client from the ``llm:`` config section.
 
-    ``cfg`` is the whole config (with an ``llm`` key) or the ``llm`` section itself::
-
-        llm:
-          model: gpt-4o-mini            # or $MEMBENCH_LLM_MODEL (env wins)
-          base_url: null                # or $MEMBENCH_LLM_BASE_URL (env wins); null = api.openai.com
-          api_key_env: OPENAI_API_KEY   # the *name* of the variable holding the key, never the key
-          concurrency: 4
-          timeout: 60
-          max_retries: 5
-          backoff: 1.0                  # optional
-          malformed_retries: 2          # optional
-          prices: {gpt-4o-mini: {input_per_1m: 0.15, output_per_1m: 0.6}}
-          budget_usd: 5.0               # null = no budget; caps all spend recorded in the cache file
-          max_failed_share: 0.02        # a stage with a larger share of failed calls fails (non-zero exit)
-          stages: {judge: {model: ...}} # optional per-stage overrides of the keys above
+    ``cfg`` is the whole config (with an ``llm`` key) or the ``llm`` section itself. Its keys, checks and
+    defaults are those of ``workflow/schemas/config.schema.yaml`` (``llm:``, e.g. its ``budget_usd``), applied
+    here to the section merged with its ``stages.<stage>`` overrides, so a config passed directly reads as
+    the validated one. ``$MEMBENCH_LLM_MODEL`` / ``$MEMBENCH_LLM_BASE_URL`` win over ``model`` / ``base_url``.
 
     The cache at ``cache_path`` is opened here and closed with the client. ``overrides`` go straight to
     :class:`LLMClient` (e.g. ``sleep=`` in tests).
@@ -677,41 +663,18 @@ def from_config(cfg: Mapping[str, Any], cache_path: str | os.PathLike, stage: st
     if not isinstance(stage_over, Mapping):
         raise InputError(config_path, "must be a mapping", field=f"llm.stages.{stage}")
     section.update(stage_over)
-
-    unknown = sorted(set(section) - _CONFIG_KEYS)
-    for k in unknown:
+    for k in sorted(set(section) - section_keys("llm")):
         if "budget" in k or "price" in k or "key" in k:
             raise InputError(config_path, f"unknown key '{k}' (did you mean one of budget_usd, prices, "
                                           f"api_key_env?); keys are never put in config, only their variable name",
                              field=f"llm.{k}")
-    if unknown:
-        log.warning("%s: ignoring unknown llm config key(s): %s", config_path, ", ".join(unknown))
+    section = config_section(None, "llm", config_path, section=section)
 
-    model = env.get(ENV_MODEL) or section.get("model")
+    model = env.get(ENV_MODEL) or section["model"]
     if not model:
         raise InputError(config_path, f"no model: set llm.model or ${ENV_MODEL}", field="llm.model")
-    base_url = env.get(ENV_BASE_URL) or section.get("base_url") or None
-
-    def number(name, default, cast=float, minimum=0):
-        v = section.get(name, default)
-        if v is None:
-            return None
-        try:
-            v = cast(v)
-        except (TypeError, ValueError):
-            raise InputError(config_path, f"must be a number, got {section.get(name)!r}", field=f"llm.{name}") from None
-        if v < minimum:
-            raise InputError(config_path, f"must be >= {minimum}, got {v}", field=f"llm.{name}")
-        return v
-
-    prices = section.get("prices") or {}
-    if not isinstance(prices, Mapping):
-        raise InputError(config_path, "must map model -> {input_per_1m, output_per_1m}", field="llm.prices")
-    for m, p in prices.items():
-        if not isinstance(p, Mapping) or set(p) - {"input_per_1m", "output_per_1m"}:
-            raise InputError(config_path, "must be {input_per_1m: <usd>, output_per_1m: <usd>}",
-                             field=f"llm.prices.{m}")
-    budget = number("budget_usd", None)
+    base_url = env.get(ENV_BASE_URL) or section["base_url"] or None
+    prices, budget = section["prices"], section["budget_usd"]
     if budget is not None and model not in prices:
         raise InputError(config_path, f"a budget needs a price for model {model!r}; add it to llm.prices",
                          field="llm.prices")
@@ -722,12 +685,9 @@ def from_config(cfg: Mapping[str, Any], cache_path: str | os.PathLike, stage: st
             raise InputError(config_path, str(exc), field="llm.prices") from None
 
     kwargs = dict(
-        model=model, base_url=base_url, api_key_env=section.get("api_key_env") or "OPENAI_API_KEY",
-        concurrency=number("concurrency", 4, int, 1), timeout=number("timeout", 60),
-        max_retries=number("max_retries", 5, int), backoff=number("backoff", 1.0),
-        malformed_retries=number("malformed_retries", 2, int),
-        repair=bool(section.get("repair", True)), retry_failed=bool(section.get("retry_failed", True)),
-        stage=stage, max_failed_share=number("max_failed_share", 0.02),
+        model=model, base_url=base_url, api_key_env=section["api_key_env"], concurrency=section["concurrency"],
+        timeout=section["timeout"], max_retries=section["max_retries"], backoff=section["backoff"],
+        malformed_retries=section["malformed_retries"], stage=stage, max_failed_share=section["max_failed_share"],
     )
     kwargs.update(overrides)
     cache = CallCache(cache_path)

@@ -1,4 +1,5 @@
-"""Answer-mode QA metrics: LoCoMo's token F1 as upstream computes it, and the per-question score rows.
+"""Answer-mode QA metrics: LoCoMo's token F1 as upstream computes it (the score rows are in
+:mod:`membench.scoring.qa`).
 
 LoCoMo (snap-research/locomo, ``task_eval/evaluation.py``):
 
@@ -24,15 +25,10 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-import pandas as pd
-
-from membench.scoring.tables import frame, rows_for
-
-__all__ = ["normalize_answer", "f1_score", "f1_multi", "locomo_score", "adversarial_correct", "qa_rows",
+__all__ = ["normalize_answer", "f1_score", "f1_multi", "locomo_score", "adversarial_correct",
            "ADVERSARIAL_PHRASES"]
 
 _PUNCT = set(string.punctuation)
@@ -102,28 +98,3 @@ def locomo_score(category: int, prediction: Any, answer: Any) -> float:
     if category == 1:
         return f1_multi(prediction, gold)
     raise ValueError(f"LoCoMo category must be 1-5, got {category}")
-
-
-def qa_rows(qa: pd.DataFrame, questions: pd.DataFrame) -> pd.DataFrame:
-    """Per-question score rows (``qa/accuracy`` 1/0, ``qa/f1`` where computed) in the scorer's shape.
-
-    A question without a verdict (failed, budget, interrupted) gets a skip reason = its status, so it is
-    counted as skipped rather than as wrong; the report states how many.
-    """
-    meta: Mapping[str, dict] = {q["question_id"]: q for q in questions.to_dict("records")}
-    rows = []
-    for r in qa.to_dict("records"):
-        q = meta[r["question_id"]]
-        correct = r.get("correct")
-        if pd.isna(correct):
-            rows += rows_for(q, {"qa/accuracy": float("nan")}, str(r.get("status") or "failed"))
-        else:
-            rows += rows_for(q, {"qa/accuracy": 1.0 if bool(correct) else 0.0}, None)
-        if pd.isna(q.get("category")):
-            continue  # token F1 is LoCoMo's measure only
-        f1 = r.get("f1")
-        if f1 is not None and not pd.isna(f1):
-            rows += rows_for(q, {"qa/f1": float(f1)}, None)
-        else:
-            rows += rows_for(q, {"qa/f1": float("nan")}, str(r.get("status") or "failed"))
-    return frame(rows)

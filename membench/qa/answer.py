@@ -29,7 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-from membench.facts.extract import format_date
+from membench.dates import format_date
 from membench.llm.prompts import Prompt
 
 __all__ = ["Excerpt", "TurnIndex", "render_context", "question_text", "resolve_choice", "answer_messages",

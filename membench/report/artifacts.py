@@ -132,14 +132,15 @@ def console_table(summary: pd.DataFrame, kinds: Mapping[str, str], subset: Mappi
 
 
 def write_artifacts(summary: pd.DataFrame, significance: pd.DataFrame, kinds: Mapping[str, str], baseline: str,
-                    summary_path: Path, tables_dir: Path, headline_path: Path,
+                    summary_path: Path, table_paths: Mapping[str, Path], headline_path: Path,
                     subset: Mapping | None = None, leave_out: Sequence[str] = ()) -> list[Path]:
-    """summary.json, one .tex table per dataset and the console headline text; returns the paths written."""
+    """summary.json, one .tex table per dataset (``table_paths``: dataset -> its path) and the console headline
+    text; returns the paths written."""
     written = [summary_path, headline_path]
     atomic_write_text(summary_path, summary_json(summary, kinds, subset))
     atomic_write_text(headline_path, console_table(summary, kinds, subset))
     for dataset, kind in kinds.items():
-        path = Path(tables_dir) / f"{dataset}.tex"
+        path = Path(table_paths[dataset])
         atomic_write_text(path, latex_table(dataset, kind, summary, significance, baseline, subset, leave_out))
         written.append(path)
     return written

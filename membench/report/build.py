@@ -56,10 +56,11 @@ def build_report(inputs: ReportInputs, out: Path) -> None:
              "(odd) for reporting a tuned system. Ties in every ranking are broken by haystack position "
              "(earlier first), except `bm25-upstream`, which reproduces LongMemEval's argsort order.", ""]
     for dataset, kind in inputs.datasets.items():
-        parts += [f"## {dataset} ({kind})", "", units_note(kind, inputs.config.get("datasets", {}).get(dataset, {})), ""]
+        spec = inputs.config.get("datasets", {}).get(dataset, {})
+        parts += [f"## {dataset} ({kind})", "", units_note(kind, spec), ""]
         parts.append(results_section(dataset, kind, inputs.summary, inputs.significance, metas.get(dataset, {}),
                                      inputs.baseline, ablated(inputs.config) if inputs.config else ()))
-        parts.append(published_section(dataset, kind, inputs.summary))
+        parts.append(published_section(dataset, kind, inputs.summary, spec))
         parts += [f"![{dataset} metric@k](plots/{dataset}_curve.png)",
                   f"![{dataset} by question group](plots/{dataset}_groups.png)", ""]
         difficulty = inputs.results_dir / dataset / "difficulty.parquet"

@@ -78,8 +78,9 @@ def _group_table(rows: pd.DataFrame, adapters: list[str], metric: str) -> list[s
 
 
 UNIT_NOTE = {"question": "questions (each question an independent unit)",
-             "conversation": "conversations (all questions of a drawn conversation together; LoCoMo's 1,986 "
-                             "questions come from 10 conversations, so questions are not independent)"}
+             "conversation": "conversations, then questions within each drawn conversation (a two-stage "
+                             "bootstrap; paired tests flip a conversation's questions together). LoCoMo's 1,986 "
+                             "questions come from 10 conversations, so questions are not independent"}
 
 
 def resampling_note(rows: pd.DataFrame) -> str:

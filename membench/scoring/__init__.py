@@ -1,1 +1,2 @@
-"""Per-benchmark scorers: a run plus the gold tables -> one row per question x metric."""
+"""Scorers: a run (per benchmark) or the QA stage's answers (`qa`) plus the gold tables -> one row per question x
+metric."""

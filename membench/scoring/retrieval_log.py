@@ -8,21 +8,16 @@ stores its turn->session figures under `metrics.session`.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
 
+from membench.dates import upstream_date
 from membench.io import atomic_path
 from membench.scoring.longmemeval import corpus_for
 from membench.scoring.tables import Gold, ranked_lists
 
 LOG_LEVELS = {"session": {"session": "session/"}, "turn": {"session": "turn2session/", "turn": "turn/"}}
-
-
-def upstream_date(iso: str | None) -> str | None:
-    """'2023-12-18T04:17:00' -> '2023/12/18 (Mon) 04:17', the benchmark's own format."""
-    return None if iso is None else datetime.fromisoformat(iso).strftime("%Y/%m/%d (%a) %H:%M")
 
 
 def write_log(run: pd.DataFrame, gold: Gold, scores: pd.DataFrame, granularity: str, out: Path) -> int:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
+
+from membench.datasets.tables import TABLES, dataset_files, needed
 
 SCORE_COLUMNS = ["question_id", "metric", "value", "split", "question_type", "tier", "skip"]
 
@@ -21,8 +25,9 @@ class Gold:
     qrels: pd.DataFrame
 
     @classmethod
-    def load(cls, folder: Path) -> "Gold":
-        return cls(*(pd.read_parquet(Path(folder) / f"{n}.parquet") for n in ("questions", "turns", "haystacks", "qrels")))
+    def load(cls, source: Path | Mapping[str, Any]) -> "Gold":
+        """The four tables, from their paths (a rule's declared inputs) or the dataset folder."""
+        return cls(*(pd.read_parquet(p) for p in needed(dataset_files(source), *TABLES)))
 
     @cached_property
     def turn_rows(self) -> dict[str, list[tuple]]:

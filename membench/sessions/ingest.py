@@ -11,14 +11,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
 
 from membench.datasets.registry import UNIT_FORMATS
+from membench.datasets.tables import dataset_files, needed
 from membench.io import atomic_write_parquet
-from membench.sessions.reader import plain
+from membench.sessions.reader import STORE_FILES, plain, store_files
 
 EVENT_FIELDS = ("ref", "kind", "role", "speaker", "text", "timestamp", "caption", "state", "action")
 METADATA_FIELDS = ("question_type", "category", "tier")
@@ -60,18 +62,19 @@ def write_session_logs(turns: pd.DataFrame, out_dir: Path, unit_format=None) -> 
 UNITS = ("upstream", "plain")
 
 
-def ingest(parsed_dir: Path, out_dir: Path, units: str = "upstream") -> dict[str, int]:
-    """Read the parse outputs in `parsed_dir` and write the session logs and maps into `out_dir`.
+def ingest(parsed: Path | Mapping[str, Path], out: Path | Mapping[str, Path],
+           units: str = "upstream") -> dict[str, int]:
+    """Read the parse outputs and write the session logs, view tables and maps (`parsed`, `out`: their paths,
+    or the folder holding them; see `membench.sessions.reader.STORE_FILES`).
 
     units: "upstream" writes the benchmark's own retrieval unit for each turn where membench knows one
     (LoCoMo); "plain" indexes the turn's text and image caption only."""
     if units not in UNITS:
         raise ValueError(f"units must be one of {UNITS}, got {units!r}")
-    kind = json.loads((parsed_dir / "normalization.json").read_text(encoding="utf-8"))["kind"]
+    files = needed(dataset_files(parsed), "normalization", "questions", "turns", "haystacks")
+    kind = json.loads(files[0].read_text(encoding="utf-8"))["kind"]
     unit_format = UNIT_FORMATS.get(kind) if units == "upstream" else None
-    questions = pd.read_parquet(parsed_dir / "questions.parquet")
-    turns = pd.read_parquet(parsed_dir / "turns.parquet")
-    haystacks = pd.read_parquet(parsed_dir / "haystacks.parquet")
+    questions, turns, haystacks = (pd.read_parquet(p) for p in files[1:])
 
     haystack_keys = {h: f"h{i:05d}" for i, h in enumerate(pd.unique(haystacks["haystack_id"]))}
     query_keys = [f"q{i:05d}" for i in range(len(questions))]
@@ -90,10 +93,11 @@ def ingest(parsed_dir: Path, out_dir: Path, units: str = "upstream") -> dict[str
                       "item_id": session_rows["session_id"], "session_id": session_rows["session_id"]}),
     ], ignore_index=True)
 
-    n_sessions = write_session_logs(turns, out_dir / "sessions", unit_format)
-    atomic_write_parquet(queries, out_dir / "view" / "queries.parquet")
-    atomic_write_parquet(view, out_dir / "view" / "haystacks.parquet")
-    atomic_write_parquet(item_map, out_dir / "maps" / "item_map.parquet")
+    sessions_dir, queries_path, view_path, item_map_path, query_map_path = needed(store_files(out), *STORE_FILES)
+    n_sessions = write_session_logs(turns, sessions_dir, unit_format)
+    atomic_write_parquet(queries, queries_path)
+    atomic_write_parquet(view, view_path)
+    atomic_write_parquet(item_map, item_map_path)
     atomic_write_parquet(pd.DataFrame({"query_key": query_keys, "question_id": questions["question_id"]}),
-                         out_dir / "maps" / "query_map.parquet")
+                         query_map_path)
     return {"sessions": n_sessions, "queries": len(queries), "haystacks": len(haystack_keys)}

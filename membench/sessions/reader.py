@@ -5,23 +5,40 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator, Sequence
+from collections.abc import Mapping
+from typing import Any, Iterator, Sequence
 
 import pandas as pd
 
+from membench.datasets.tables import files_in, needed
 from membench.errors import InputError
 from membench.sessions.view import Event, Haystack, Query, Session
+
+# What the ingest stage writes for a dataset (key -> path under its folder): the gold-free view adapters see,
+# and the scorer-side maps from opaque ids back to the benchmark's own.
+STORE_FILES = {"sessions": "sessions", "queries": "view/queries.parquet", "haystacks": "view/haystacks.parquet",
+               "item_map": "maps/item_map.parquet", "query_map": "maps/query_map.parquet"}
+
+
+def store_files(source: Path | str | Mapping[str, Any]) -> dict[str, Path]:
+    """Where the ingest stage's files are (keys of ``STORE_FILES``): a rule's declared paths or the dataset
+    folder (see :func:`membench.datasets.tables.files_in`)."""
+    return files_in(source, STORE_FILES)
 
 
 class SessionStore:
     """The gold-free view of one dataset: queries, haystacks and the session logs they point at."""
 
-    def __init__(self, dataset_dir: Path, user_turns_only: bool = False, facts_dir: Path | None = None):
-        self.root = Path(dataset_dir)
+    def __init__(self, source: Path | Mapping[str, Any], user_turns_only: bool = False,
+                 facts_dir: Path | None = None):
+        """``source``: the paths of the session logs folder and the view tables (``sessions``, ``queries``,
+        ``haystacks``), or the dataset folder."""
+        self.sessions_dir, queries, self.haystacks_path = needed(store_files(source), "sessions", "queries",
+                                                                 "haystacks")
         self.user_turns_only = user_turns_only
         self.facts_dir = Path(facts_dir) if facts_dir else None
-        self.queries_table = pd.read_parquet(self.root / "view" / "queries.parquet")
-        hay = pd.read_parquet(self.root / "view" / "haystacks.parquet").sort_values(["haystack", "position"])
+        self.queries_table = pd.read_parquet(queries)
+        hay = pd.read_parquet(self.haystacks_path).sort_values(["haystack", "position"])
         self._haystacks = {h: tuple(g["session_key"]) for h, g in hay.groupby("haystack", sort=False)}
         self._load = lru_cache(maxsize=None)(self._read_session)
 
@@ -34,7 +51,7 @@ class SessionStore:
     def haystack(self, haystack_key: str) -> Haystack:
         keys = self._haystacks.get(haystack_key)
         if keys is None:
-            raise KeyError(f"no haystack {haystack_key!r} in {self.root}")
+            raise KeyError(f"no haystack {haystack_key!r} in {self.haystacks_path}")
         return Haystack(tuple(self._load(k) for k in keys), self.user_turns_only)
 
     def facts_path(self, key: str) -> Path | None:
@@ -48,7 +65,7 @@ class SessionStore:
         return self._load(session_key)
 
     def _read_session(self, key: str) -> Session:
-        path = self.root / "sessions" / key / "events.jsonl"
+        path = self.sessions_dir / key / "events.jsonl"
         if not path.exists():
             raise InputError(path, "session log missing (rerun the ingest rule)")
         events = read_events(path)

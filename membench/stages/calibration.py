@@ -18,6 +18,8 @@ from typing import Any
 
 import pandas as pd
 
+from membench.config import config_section
+from membench.datasets.tables import dataset_files, needed
 from membench.errors import InputError
 from membench.io import atomic_write_parquet
 from membench.llm.prompts import load_prompt
@@ -25,24 +27,25 @@ from membench.qa.calibration import CALIBRATION_COLUMNS, calibration_summary
 from membench.qa.probes import build_probes
 from membench.qa.verdict import (RULE_RUBRIC, gold_for, rubric_version, rule_verdict, verdict_parser, verdict_request,
                                   verdict_type)
-from membench.report.costs import StageStopped, call_batch, make_client, stop_note, write_cost
-from membench.stages.facts import settings
-from membench.stages.qa import DEFAULTS as QA_DEFAULTS, KINDS, select_questions
+from membench.stages.model_calls import StageStopped, call_batch, make_client, stop_note, write_cost
+from membench.stages.qa import KINDS, select_questions
 
 log = logging.getLogger(__name__)
 
 __all__ = ["run"]
 
 
-def run(kind: str, dataset_dir: Path, out_path: Path, config: Mapping[str, Any], cache_path: Path,
+def run(kind: str, tables: Path | Mapping[str, Path], out_path: Path, config: Mapping[str, Any], cache_path: Path,
         cost_path: Path | None = None, *, dataset: str | None = None, progress: bool = True,
         base_dir: Path | None = None, **client_overrides) -> pd.DataFrame:
-    """Build the probes, judge them, write and return the per-probe table."""
+    """Build the probes, judge them, write and return the per-probe table (``tables``: the questions table's
+    path, or the dataset folder)."""
+    questions_path, = needed(dataset_files(tables), "questions")
     if kind not in KINDS:
-        raise InputError(dataset_dir, f"judge calibration covers {', '.join(KINDS)}, not {kind!r}")
-    opts = settings(config, "qa", {**QA_DEFAULTS, "judge_calibration": {}})
-    n = (opts["judge_calibration"] or {}).get("n", 100)
-    questions = pd.read_parquet(Path(dataset_dir) / "questions.parquet")
+        raise InputError(questions_path, f"judge calibration covers {', '.join(KINDS)}, not {kind!r}")
+    opts = config_section(config, "qa")
+    n = opts["judge_calibration"]["n"]
+    questions = pd.read_parquet(questions_path)
     chosen = select_questions(questions, opts)
     probes = build_probes(kind, questions, chosen, n)
     by_id = {q["question_id"]: q for q in chosen.to_dict("records")}

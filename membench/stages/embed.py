@@ -13,6 +13,7 @@ import hashlib
 import json
 import logging
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,10 @@ log = logging.getLogger(__name__)
 TEXT_COLUMNS = {"model_path": "string", "text": "string"}
 
 
-def collect(kind: str, dataset_dir: Path, runs: list[dict[str, Any]], texts_path: Path, summary_path: Path,
+def collect(kind: str, store_paths: Path | Mapping[str, Any], runs: list[dict[str, Any]], texts_path: Path, summary_path: Path,
             options: dict[str, Any] | None = None) -> pd.DataFrame:
-    """runs: [{name, spec, params, facts}] (facts: the run's fact-log folder or None). Writes the distinct
+    """store_paths: the session logs and view tables (or the dataset folder); runs: [{name, spec, params, facts}]
+    (facts: the run's fact-log folder or None). Writes the distinct
     (model_path, text) pairs and a summary: distinct texts, and per run its distinct texts and occurrences."""
     stores: dict[str | None, SessionStore] = {}
     rows: dict[tuple[str, str], None] = {}
@@ -40,7 +42,7 @@ def collect(kind: str, dataset_dir: Path, runs: list[dict[str, Any]], texts_path
     for run in runs:
         facts = run.get("facts")
         if facts not in stores:
-            stores[facts] = SessionStore(dataset_dir, user_turns_only=USER_TURNS_ONLY[kind],
+            stores[facts] = SessionStore(store_paths, user_turns_only=USER_TURNS_ONLY[kind],
                                          facts_dir=Path(facts) if facts else None)
         adapter = load_adapter(run["spec"], run["params"], {"embedding_options": options or {}})
         cache = adapter.embedder()
@@ -61,6 +63,9 @@ def collect(kind: str, dataset_dir: Path, runs: list[dict[str, Any]], texts_path
     return table
 
 
+CHUNK = 4096  # texts embedded, then written to the cache, at a time
+
+
 def shard_of(text: str, shards: int) -> int:
     """The shard a text belongs to: its sha256 modulo the shard count (stable across runs and machines)."""
     return int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:8], "big") % shards
@@ -75,8 +80,12 @@ def embed_shard(texts_path: Path, shard: int, shards: int, cache_dir: Path, mani
         texts = [t for t in part.text if shard_of(t, shards) == shard]
         cache = EmbeddingCache(cache_dir, model_path=model_path or None, **(options or {}))
         start = time.perf_counter()
-        cache.ensure(texts)
-        cache.flush()
+        by_length = sorted(texts, key=len)  # a chunk of similar lengths fills its equal-length batches
+        for first in range(0, len(by_length), CHUNK):
+            cache.ensure(by_length[first:first + CHUNK])
+            cache.flush()  # on disk chunk by chunk: a killed job resumes from its last chunk
+            log.info("shard %d/%d: %d of %d texts in %.0f s", shard, shards, min(first + CHUNK, len(texts)),
+                     len(texts), time.perf_counter() - start)
         seconds = time.perf_counter() - start
         manifest["models"][cache.model_id] = {"texts": len(texts), "embedded": cache.misses,
                                               "cached": len(texts) - cache.misses, "seconds": round(seconds, 3)}

@@ -3,20 +3,18 @@
 ``run`` asks the model once per distinct session log (``results/{dataset}/sessions/<key>/events.jsonl``;
 a session shared by many questions is one call, and an identical session elsewhere is a cache hit) and
 writes ``<out_dir>/<session_key>.jsonl`` fact logs plus ``<out_dir>/manifest.json``. ``observations``
-writes LoCoMo's own observation facts in the same format with zero calls. ``SessionStore(dataset_dir,
-facts_dir=out_dir)`` then serves the facts to the fact-augmented adapters (``adapters/facts.py``).
+writes LoCoMo's own observation facts in the same format with zero calls. ``SessionStore(<dataset folder or
+its ingest files>, facts_dir=out_dir)`` then serves the facts to the fact-augmented adapters (``adapters/facts.py``).
 
-Config (``facts:`` section, all optional)::
-
-    facts:
-      max_turn_chars: 2000        # a longer turn is cut in the prompt (long assistant answers)
-      params: {temperature: 0}    # request parameters of every facts call
+Config (``facts:`` section; defaults in ``workflow/schemas/config.schema.yaml``, keys explained in
+``config.yaml``): ``max_turn_chars`` (a longer turn is cut in the prompt) and ``params`` (request parameters of
+every facts call).
 
 A session whose reply stays malformed (after the client's repair re-ask) or whose call fails gets no fact
 log and is listed under ``failed_sessions``; when more than ``llm.max_failed_share`` of the calls fail, the
 stage fails. A budget stop, SIGTERM/SIGINT or that failed share writes the fact logs gathered so far and a
 manifest with ``status`` "budget"/"interrupted"/"failed", then raises
-:class:`~membench.report.costs.StageStopped` (non-zero exit); a rerun continues from the call cache.
+:class:`~membench.stages.model_calls.StageStopped` (non-zero exit); a rerun continues from the call cache.
 """
 
 from __future__ import annotations
@@ -28,59 +26,43 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from membench.config import config_section
+from membench.datasets.tables import dataset_files, needed
 from membench.errors import InputError
 from membench.facts.extract import (facts_parser, facts_request, fact_records, load_session, render_session,
                                     session_keys, write_fact_log)
 from membench.facts.observations import write_observations
 from membench.io import atomic_write_text
 from membench.llm.prompts import load_prompt
-from membench.report.costs import StageStopped, call_batch, make_client, stop_note, write_cost
+from membench.sessions.reader import store_files
+from membench.stages.model_calls import StageStopped, call_batch, make_client, stop_note, write_cost
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DEFAULTS", "KINDS", "run", "observations", "settings"]
+__all__ = ["KINDS", "run", "observations"]
 
 KINDS = ("longmemeval", "locomo")
-DEFAULTS: dict[str, Any] = {"max_turn_chars": 2000, "params": {"temperature": 0}}
 
 
-def settings(config: Mapping[str, Any] | None, section: str = "facts",
-             defaults: Mapping[str, Any] = DEFAULTS) -> dict[str, Any]:
-    """A stage's config section over its defaults.
-
-    Keys the stage does not read (e.g. the workflow's ``enabled``/``adapters`` switches) are ignored; they
-    are logged at debug level, since the config schema, not the stage, owns the section's full key list.
-    """
-    given = dict(((config or {}).get(section) or {}))
-    unknown = sorted(set(given) - set(defaults))
-    if unknown:
-        log.debug("%s: keys not read by the stage: %s (it reads %s)", section, ", ".join(unknown),
-                  ", ".join(sorted(defaults)))
-    out = {**defaults, **{k: v for k, v in given.items() if k in defaults}}
-    for key in [k for k in out if k.endswith("params")]:
-        if not isinstance(out[key] or {}, Mapping):
-            raise InputError("config", "must be a mapping of request parameters", field=f"{section}.{key}")
-        out[key] = dict(out[key] or {})
-    return out
-
-
-def run(kind: str, dataset_dir: Path, out_dir: Path, config: Mapping[str, Any], cache_path: Path,
-        cost_path: Path | None = None, *, dataset: str | None = None, progress: bool = True,
+def run(kind: str, store_paths: Path | Mapping[str, Any], out_dir: Path, config: Mapping[str, Any],
+        cache_path: Path, cost_path: Path | None = None, *, dataset: str | None = None, progress: bool = True,
         base_dir: Path | None = None, **client_overrides) -> dict:
-    """Extract facts for every distinct session of ``dataset_dir``; returns the manifest.
+    """Extract facts for every distinct session log (``store_paths``: the session logs folder as
+    ``{"sessions": path}``, or the dataset folder); returns the manifest.
 
     Raises StageStopped (after writing everything gathered) on a budget stop or SIGTERM.
     """
+    sessions_dir, = needed(store_files(store_paths), "sessions")
     if kind not in KINDS:
-        raise InputError(dataset_dir, f"the facts stage covers {', '.join(KINDS)} sessions, not {kind!r} "
+        raise InputError(sessions_dir, f"the facts stage covers {', '.join(KINDS)} sessions, not {kind!r} "
                                       f"(procedural trajectories are out of scope)")
-    dataset_dir, out_dir = Path(dataset_dir), Path(out_dir)
-    opts = settings(config)
+    out_dir = Path(out_dir)
+    opts = config_section(config, "facts")
     prompt = load_prompt("facts", config, base_dir)
-    keys = session_keys(dataset_dir)
+    keys = session_keys(sessions_dir)
     if not keys:
-        raise InputError(dataset_dir / "sessions", "no session logs (rerun the ingest rule)")
-    sessions = [render_session(k, load_session(dataset_dir, k), opts["max_turn_chars"]) for k in keys]
+        raise InputError(sessions_dir, "no session logs (rerun the ingest rule)")
+    sessions = [render_session(k, load_session(sessions_dir, k), opts["max_turn_chars"]) for k in keys]
     todo = [s for s in sessions if s.n_turns]
     requests = [facts_request(prompt, s) for s in todo]
 
@@ -110,7 +92,8 @@ def run(kind: str, dataset_dir: Path, out_dir: Path, config: Mapping[str, Any], 
                           message=message, prompts=[prompt.describe()])
         manifest = {
             "stage": "facts", "dataset": dataset, "kind": kind, "status": status, "message": message,
-            "source": source, "model": client.model, "prompt": prompt.describe(), "settings": opts,
+            "source": source, "model": client.model, "prompt": prompt.describe(),
+            "settings": {k: opts[k] for k in ("max_turn_chars", "params")},
             "sessions": len(sessions), "sessions_without_turns": len(sessions) - len(todo),
             "sessions_asked": len(todo), "sessions_with_facts": with_facts, "facts": n_facts,
             "failures": len(failed), "failed_sessions": failed, "not_made": len(not_made),
@@ -121,7 +104,7 @@ def run(kind: str, dataset_dir: Path, out_dir: Path, config: Mapping[str, Any], 
         atomic_write_text(tmp / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
         shutil.rmtree(out_dir, ignore_errors=True)
         tmp.replace(out_dir)
-    log.info("facts %s: %d facts for %d of %d sessions; %d failed, %d not made (%s)", dataset or dataset_dir,
+    log.info("facts %s: %d facts for %d of %d sessions; %d failed, %d not made (%s)", dataset or sessions_dir,
              n_facts, with_facts, len(sessions), len(failed), len(not_made), status)
     if stop:
         raise StageStopped("facts", stop, f"{message}; {len(not_made)} of {len(todo)} sessions not processed; "
@@ -129,9 +112,10 @@ def run(kind: str, dataset_dir: Path, out_dir: Path, config: Mapping[str, Any], 
     return manifest
 
 
-def observations(locomo_json: Path, dataset_dir: Path, out_dir: Path) -> dict:
-    """LoCoMo's own observation facts as fact logs (zero model calls); returns the manifest."""
-    manifest = write_observations(Path(locomo_json), Path(dataset_dir), Path(out_dir))
+def observations(locomo_json: Path, tables: Path | Mapping[str, Path], out_dir: Path) -> dict:
+    """LoCoMo's own observation facts as fact logs (zero model calls); returns the manifest. ``tables``: the
+    turns table's path, or the dataset folder."""
+    manifest = write_observations(Path(locomo_json), needed(dataset_files(tables), "turns")[0], Path(out_dir))
     log.info("locomo observations: %d facts in %d sessions; %d of %d dia_id refs unmapped", manifest["facts"],
              manifest["sessions"], manifest["unmapped_refs"], manifest["refs"])
     return manifest

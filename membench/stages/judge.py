@@ -5,13 +5,10 @@ over the extended pool.
 ok|failed|budget|interrupted, model, reason, error) and a cost JSON. ``score`` writes the per-question
 ``extended/`` metric rows (see :mod:`membench.scoring.extended`).
 
-Config (``judge:`` section, all optional)::
-
-    judge:
-      k: 10                      # grade the unlabelled pairs among the top k of each query
-      max_state_chars: 300       # each state is cut to this many characters in the prompt
-      max_steps: 40              # at most this many steps are shown (the corpus has at most 35)
-      params: {temperature: 0}   # request parameters of every grade call
+Config (``judge:`` section; defaults in ``workflow/schemas/config.schema.yaml``, keys explained in
+``config.yaml``): ``k`` (grade the unlabelled pairs among the top k of each query), ``max_state_chars`` (each
+state is cut to this many characters in the prompt), ``max_steps`` (at most this many steps are shown) and
+``params`` (request parameters of every grade call).
 
 The same (query, trajectory) pair gets the identical prompt whatever adapter retrieved it, so judging a
 second adapter pays only for the pairs the first did not retrieve -- provided both jobs use the same call
@@ -28,38 +25,36 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from membench.config import config_section
+from membench.datasets.tables import dataset_files
 from membench.errors import InputError
 from membench.io import atomic_write_parquet
 from membench.judge import JUDGMENT_COLUMNS, grade_messages, grade_parser, trajectory_texts, unlabelled_pairs
 from membench.llm.prompts import load_prompt
-from membench.report.costs import StageStopped, call_batch, make_client, stop_note, write_cost
 from membench.scoring import extended
 from membench.scoring.tables import Gold
-from membench.stages.facts import settings
+from membench.stages.model_calls import StageStopped, call_batch, make_client, stop_note, write_cost
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DEFAULTS", "run", "score", "read_judgments"]
-
-DEFAULTS: dict[str, Any] = {"k": 10, "max_state_chars": 300, "max_steps": 40, "params": {"temperature": 0}}
+__all__ = ["run", "score", "read_judgments"]
 
 
-def run(dataset_dir: Path, run_path: Path, out_path: Path, config: Mapping[str, Any], cache_path: Path,
-        cost_path: Path | None = None, *, dataset: str | None = None, adapter: str | None = None,
+def run(tables: Path | Mapping[str, Path], run_path: Path, out_path: Path, config: Mapping[str, Any],
+        cache_path: Path, cost_path: Path | None = None, *, dataset: str | None = None, adapter: str | None = None,
         progress: bool = True, base_dir: Path | None = None, **client_overrides) -> pd.DataFrame:
-    """Grade the unlabelled pairs in the top k of ``run_path``; write and return the judgments.
+    """Grade the unlabelled pairs in the top k of ``run_path``; write and return the judgments. ``tables``: the
+    dataset's four parsed tables (their paths, or the dataset folder).
 
     Raises StageStopped (after writing every judgment made, the rest with status budget/interrupted) on a
     budget stop, SIGTERM/SIGINT, or more failed calls than ``llm.max_failed_share``.
     """
-    dataset_dir = Path(dataset_dir)
-    opts = settings(config, "judge", DEFAULTS)
-    k = int(opts["k"])
-    if k < 1:
-        raise InputError("config", f"must be >= 1, got {k}", field="judge.k")
-    gold = Gold.load(dataset_dir)
+    opts = config_section(config, "judge")
+    k = opts["k"]
+    gold = Gold.load(tables)
     if not (gold.qrels.granularity == "trajectory").any():
-        raise InputError(dataset_dir, "the judge stage needs a procedural dataset (trajectory labels)")
+        raise InputError(dataset_files(tables)["qrels"],
+                         "the judge stage needs a procedural dataset (trajectory labels)")
     ranking = pd.read_parquet(run_path)
     pairs = unlabelled_pairs(ranking, gold.qrels_by_question("trajectory"), k)
     texts = trajectory_texts(gold.turns, opts["max_state_chars"], opts["max_steps"])
@@ -109,9 +104,11 @@ def read_judgments(paths: Iterable[Path]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def score(run_path: Path, dataset_dir: Path, judgment_paths: Iterable[Path], out_path: Path) -> pd.DataFrame:
-    """Per-question ``extended/`` metric rows of a run over official labels ∪ ok judgments."""
-    scores = extended.score(pd.read_parquet(run_path), Gold.load(Path(dataset_dir)),
+def score(run_path: Path, tables: Path | Mapping[str, Path], judgment_paths: Iterable[Path],
+          out_path: Path) -> pd.DataFrame:
+    """Per-question ``extended/`` metric rows of a run over official labels ∪ ok judgments (``tables``: the four
+    parsed tables' paths, or the dataset folder)."""
+    scores = extended.score(pd.read_parquet(run_path), Gold.load(tables),
                             read_judgments([Path(p) for p in judgment_paths]))
     atomic_write_parquet(scores, Path(out_path))
     return scores

@@ -16,10 +16,11 @@ from membench.io import sha256_file
 log = logging.getLogger(__name__)
 
 
-def run(kind: str, source: Path, out_dir: Path, errata: Mapping[str, Any] | None = None,
+def run(kind: str, source: Path, out: Path | Mapping[str, Path], errata: Mapping[str, Any] | None = None,
         subset_spec: dict | None = None) -> dict:
     """Parse, apply the gold-label errata (LoCoMo; ``errata`` is the config section), cut to a stratified subset
-    of questions when `subset_spec` ({per_group, seed}) is given, write the tables."""
+    of questions when `subset_spec` ({per_group, seed}) is given, write the tables (to the paths in `out`, or
+    into the folder `out`)."""
     source = Path(source)
     files = sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else [source]
     sources = {str(p): sha256_file(p) for p in files if not p.name.startswith(".")}
@@ -28,7 +29,7 @@ def run(kind: str, source: Path, out_dir: Path, errata: Mapping[str, Any] | None
         parsed.counts["gold_errata_applied"] = apply_errata(parsed, errata)
     if subset_spec:
         parsed = subset(parsed, int(subset_spec["per_group"]), int(subset_spec["seed"]))
-    parsed.write(Path(out_dir), sources)
+    parsed.write(out if isinstance(out, Mapping) else Path(out), sources)
     log.info("parsed %s from %s: %s", kind, source, parsed.counts)
     for entry in parsed.log.as_list():
         log.info("normalisation %s (%s): %d", entry["code"], entry["action"], entry["count"])

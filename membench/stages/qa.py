@@ -14,20 +14,14 @@ LoCoMo category 5 is decided by upstream's rule, without a call), computes LoCoM
 - the per-question score rows (``qa/accuracy``, ``qa/f1``) in the scorer's shape, for the aggregate rule;
 - a cost JSON (meter stages ``qa-answer`` and ``qa-verdict``).
 
-Config (``qa:`` section, all optional)::
-
-    qa:
-      k: 10                        # top-K retrieved items per question
-      granularity: null            # null: session for LongMemEval, turn for LoCoMo
-      max_context_chars: 24000     # context budget; items in rank order, the overflowing one cut
-      order: date                  # date (oldest first, as upstream LongMemEval) | rank
-      expand_rounds: null          # null: true for LongMemEval (turn -> user turn + reply), false for LoCoMo
-      adversarial_choices: true    # LoCoMo cat. 5 asked as upstream's (a)/(b) multiple choice
-      limit: null                  # only the first N questions (benchmark order), e.g. for CI
-      question_ids: null           # or an explicit list of question ids
-      answer_params: {temperature: 0}
-      verdict_params: {temperature: 0}
-      judge_samples: 1             # ask each verdict N times (own cache key per sample) to measure flips
+Config (``qa:`` section; defaults in ``workflow/schemas/config.schema.yaml``, keys explained in
+``config.yaml``): ``k`` (top-K retrieved items per question), ``granularity`` (null: session for LongMemEval,
+turn for LoCoMo), ``max_context_chars`` (context budget; items in rank order, the overflowing one cut),
+``order`` (date: oldest first, as upstream LongMemEval; or rank), ``expand_rounds`` (null: true for
+LongMemEval, turn -> user turn + reply; false for LoCoMo), ``adversarial_choices`` (LoCoMo cat. 5 asked as
+upstream's (a)/(b) multiple choice), ``limit`` / ``question_ids`` (only the first N questions, or these),
+``answer_params`` / ``verdict_params`` (request parameters) and ``judge_samples`` (ask each verdict N times,
+own cache key per sample, to measure flips).
 
 The answer and verdict calls use clients built for ``llm.stages.qa-answer`` / ``llm.stages.qa-verdict``
 (so the judge may be a different model than the answerer). A budget stop, SIGTERM/SIGINT or more failed calls
@@ -45,27 +39,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from membench.config import config_section
 from membench.datasets.registry import GRANULARITIES
+from membench.datasets.tables import dataset_files, needed
 from membench.errors import InputError
 from membench.io import atomic_write_parquet
 from membench.llm.prompts import load_prompt
 from membench.llm.replies import parse_text
-from membench.metrics.qa import locomo_score, qa_rows
+from membench.metrics.qa import locomo_score
 from membench.qa.answer import TurnIndex, answer_messages, question_text, render_context, resolve_choice
 from membench.qa.judging import EXCLUDED, fold_verdicts, upstream_gold, verdict_jobs
 from membench.qa.verdict import RULE_RUBRIC, gold_for, rule_verdict, verdict_parser
-from membench.report.costs import StageStopped, call_batch, make_client, stop_note, write_cost
-from membench.stages.facts import settings
+from membench.scoring.qa import qa_rows
+from membench.stages.model_calls import StageStopped, call_batch, make_client, stop_note, write_cost
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DEFAULTS", "KINDS", "QA_COLUMNS", "run", "select_questions"]
+__all__ = ["KINDS", "QA_COLUMNS", "run", "select_questions"]
 
 KINDS = ("longmemeval", "locomo")
-DEFAULTS: dict[str, Any] = {"k": 10, "granularity": None, "max_context_chars": 24000, "order": "date",
-                            "expand_rounds": None, "adversarial_choices": True, "limit": None,
-                            "question_ids": None, "answer_params": {"temperature": 0},
-                            "verdict_params": {"temperature": 0}, "judge_samples": 1}
 QA_COLUMNS = {"question_id": "string", "split": "string", "question_type": "string", "category": "Int64",
               "answer": "string", "raw_answer": "string", "correct": "boolean", "f1": "float64",
               "status": "string", "answer_status": "string", "verdict_status": "string", "verdict_by": "string",
@@ -88,25 +80,26 @@ def select_questions(questions: pd.DataFrame, opts: Mapping[str, Any]) -> pd.Dat
     return out
 
 
-def run(kind: str, dataset_dir: Path, run_path: Path, out_path: Path, scores_path: Path | None,
+def run(kind: str, tables: Path | Mapping[str, Path], run_path: Path, out_path: Path, scores_path: Path | None,
         config: Mapping[str, Any], cache_path: Path, cost_path: Path | None = None, *, dataset: str | None = None,
         adapter: str | None = None, progress: bool = True, base_dir: Path | None = None,
         **client_overrides) -> pd.DataFrame:
-    """Answer, judge and score the questions of ``dataset_dir`` from the run at ``run_path``."""
+    """Answer, judge and score the questions of a dataset from the run at ``run_path``; ``tables`` holds the
+    paths of its questions, turns and haystacks tables, or is its folder (see
+    :func:`~membench.datasets.tables.dataset_files`)."""
+    questions_path, turns_path, haystacks_path = needed(dataset_files(tables), "questions", "turns", "haystacks")
     if kind not in KINDS:
-        raise InputError(dataset_dir, f"answer-mode QA covers {', '.join(KINDS)}, not {kind!r}")
-    dataset_dir = Path(dataset_dir)
-    opts = settings(config, "qa", DEFAULTS)
-    k = int(opts["k"])
+        raise InputError(questions_path, f"answer-mode QA covers {', '.join(KINDS)}, not {kind!r}")
+    opts = config_section(config, "qa")
+    k = opts["k"]
     granularity = opts["granularity"] or ("session" if kind == "longmemeval" else "turn")
     if granularity not in GRANULARITIES[kind]:
         raise InputError("config", f"{kind} is ranked at {', '.join(GRANULARITIES[kind])}, not {granularity!r}",
                          field="qa.granularity")
     expand = opts["expand_rounds"] if opts["expand_rounds"] is not None else kind == "longmemeval"
-    questions = pd.read_parquet(dataset_dir / "questions.parquet")
+    questions = pd.read_parquet(questions_path)
     chosen = select_questions(questions, opts)
-    index = TurnIndex(pd.read_parquet(dataset_dir / "turns.parquet"),
-                      pd.read_parquet(dataset_dir / "haystacks.parquet"))
+    index = TurnIndex(pd.read_parquet(turns_path), pd.read_parquet(haystacks_path))
     ranking = pd.read_parquet(run_path)
     part = ranking[ranking.granularity == granularity]
     if part.empty and not ranking.empty:
@@ -116,9 +109,7 @@ def run(kind: str, dataset_dir: Path, run_path: Path, out_path: Path, scores_pat
 
     answer_prompt = load_prompt("answer", config, base_dir)
     verdict_prompt = load_prompt("verdict", config, base_dir)
-    samples = int(opts["judge_samples"])
-    if samples < 1:
-        raise InputError("config", f"must be >= 1, got {samples}", field="qa.judge_samples")
+    samples = opts["judge_samples"]
     if samples > 1 and not opts["verdict_params"].get("temperature"):
         log.warning("qa.judge_samples is %d but the verdict temperature is 0: samples can only differ where the "
                     "server is not deterministic", samples)

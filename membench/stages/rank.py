@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,8 @@ from membench.adapters.registry import load_adapter
 from membench.datasets.registry import GRANULARITIES, USER_TURNS_ONLY
 from membench.embedding_plan import run_texts
 from membench.io import atomic_path, atomic_write_parquet, atomic_write_text
-from membench.sessions.reader import SessionStore
+from membench.datasets.tables import needed
+from membench.sessions.reader import SessionStore, store_files
 from membench.sessions.view import Query
 
 log = logging.getLogger(__name__)
@@ -46,19 +48,21 @@ def part_of(items: list, part: int, parts: int) -> list:
     return items[len(items) * part // parts: len(items) * (part + 1) // parts]
 
 
-def rank_dataset(kind: str, dataset_dir: Path, adapter, depth: int, facts_dir: Path | None = None,
-                 part: int = 0, parts: int = 1) -> pd.DataFrame:
+def rank_dataset(kind: str, store_paths: Path | Mapping[str, Any], adapter, depth: int,
+                 facts_dir: Path | None = None, part: int = 0, parts: int = 1) -> pd.DataFrame:
     """Rank every query (or one contiguous part of them); returns the run with benchmark item ids.
+    `store_paths`: the ingest stage's files (`membench.sessions.reader.STORE_FILES`) or the dataset folder;
     `facts_dir` feeds fact-augmented adapters."""
     if getattr(adapter, "needs_facts", False) and facts_dir is None:
         raise ValueError(f"adapter {adapter.name!r} ranks over facts, but no fact logs were given")
-    store = SessionStore(dataset_dir, user_turns_only=USER_TURNS_ONLY[kind], facts_dir=facts_dir)
+    item_map, query_map = needed(store_files(store_paths), "item_map", "query_map")
+    store = SessionStore(store_paths, user_turns_only=USER_TURNS_ONLY[kind], facts_dir=facts_dir)
     queries = part_of(list(store.queries(adapter.uses_metadata)), part, parts)
     prefetch_embeddings(kind, adapter, store, queries)
-    items = pd.read_parquet(dataset_dir / "maps" / "item_map.parquet")
+    items = pd.read_parquet(item_map)
     names = {g: dict(zip(part.opaque_id, part.item_id)) for g, part in items.groupby("granularity")}
     names["trajectory"] = names["session"]
-    qids = dict(pd.read_parquet(dataset_dir / "maps" / "query_map.parquet").itertuples(index=False))
+    qids = dict(pd.read_parquet(query_map).itertuples(index=False))
     rows: list[tuple] = []
     for granularity in granularities_for(kind, adapter):
         mapping = names[granularity]
@@ -95,7 +99,7 @@ def merge_parts(kind: str, adapter, parts: list[pd.DataFrame]) -> pd.DataFrame:
     return joined.astype(RUN_COLUMNS)
 
 
-def run(kind: str, dataset_dir: Path, spec: str, params: dict[str, Any], depth: int, run_path: Path,
+def run(kind: str, store_paths: Path | Mapping[str, Any], spec: str, params: dict[str, Any], depth: int, run_path: Path,
         trec_path: Path, meta_path: Path, embedding_cache_dir: Path | None, name: str,
         facts_dir: Path | None = None, embedding_options: dict[str, Any] | None = None,
         part_paths: list[Path] | None = None) -> pd.DataFrame:
@@ -104,7 +108,7 @@ def run(kind: str, dataset_dir: Path, spec: str, params: dict[str, Any], depth: 
     if part_paths:
         result = merge_parts(kind, adapter, [pd.read_parquet(p) for p in part_paths])
     else:
-        result = rank_dataset(kind, Path(dataset_dir), adapter, depth, facts_dir)
+        result = rank_dataset(kind, store_paths, adapter, depth, facts_dir)
     if result.empty:
         raise ValueError(f"adapter {name!r} ranked nothing on a {kind} dataset (granularities "
                          f"{list(adapter.granularities)} vs {list(GRANULARITIES[kind])})")
@@ -120,12 +124,12 @@ def run(kind: str, dataset_dir: Path, spec: str, params: dict[str, Any], depth: 
     return result
 
 
-def run_part(kind: str, dataset_dir: Path, spec: str, params: dict[str, Any], depth: int, part: int, parts: int,
+def run_part(kind: str, store_paths: Path | Mapping[str, Any], spec: str, params: dict[str, Any], depth: int, part: int, parts: int,
              out: Path, embedding_cache_dir: Path | None, facts_dir: Path | None = None,
              embedding_options: dict[str, Any] | None = None) -> pd.DataFrame:
     """Rank one contiguous part of the queries (a shard of a large dataset's rank job)."""
     adapter = load_ranking_adapter(spec, params, embedding_cache_dir, embedding_options)
-    result = rank_dataset(kind, Path(dataset_dir), adapter, depth, facts_dir, part, parts)
+    result = rank_dataset(kind, store_paths, adapter, depth, facts_dir, part, parts)
     atomic_write_parquet(result, out)
     log.info("part %d/%d: %d rows for %d questions", part, parts, len(result), result.question_id.nunique())
     return result

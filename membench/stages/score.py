@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -15,9 +16,10 @@ log = logging.getLogger(__name__)
 SCORERS = {"longmemeval": longmemeval.score, "locomo": locomo.score, "procedural": procedural.score}
 
 
-def run(kind: str, run_path: Path, gold_dir: Path, out: Path) -> pd.DataFrame:
+def run(kind: str, run_path: Path, tables: Path | Mapping[str, Path], out: Path) -> pd.DataFrame:
+    """Score the run over the gold ``tables`` (their paths, or the dataset folder)."""
     ranking = pd.read_parquet(run_path)
-    gold = Gold.load(gold_dir)
+    gold = Gold.load(tables)
     scores = SCORERS[kind](ranking, gold)
     atomic_write_parquet(scores, out)
     counted = scores[scores.skip.isna()]

@@ -6,6 +6,7 @@ rule judge:
         run="results/{dataset}/runs/{adapter}.parquet",
         questions="results/{dataset}/questions.parquet",
         turns="results/{dataset}/turns.parquet",
+        haystacks="results/{dataset}/haystacks.parquet",
         qrels="results/{dataset}/qrels.parquet",
     output:
         judgments="results/{dataset}/judgments/{adapter}.parquet",
@@ -30,6 +31,9 @@ rule score_extended:
     input:
         run="results/{dataset}/runs/{adapter}.parquet",
         questions="results/{dataset}/questions.parquet",
+        turns="results/{dataset}/turns.parquet",
+        haystacks="results/{dataset}/haystacks.parquet",
+        qrels="results/{dataset}/qrels.parquet",
         judgments=lambda w: [f"results/{d}/judgments/{a}.parquet" for d, a in JUDGED if d == w.dataset],
     output:
         scores="results/{dataset}/scores/{adapter}.extended.parquet",

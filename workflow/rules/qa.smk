@@ -7,6 +7,7 @@ rule qa:
         run="results/{dataset}/runs/{adapter}.parquet",
         questions="results/{dataset}/questions.parquet",
         turns="results/{dataset}/turns.parquet",
+        haystacks="results/{dataset}/haystacks.parquet",
     output:
         qa="results/{dataset}/qa/{adapter}.parquet",
         scores="results/{dataset}/qa/{adapter}.scores.parquet",

@@ -28,6 +28,9 @@ rule retrieval_log:
         run="results/{dataset}/runs/{adapter}.parquet",
         scores="results/{dataset}/scores/{adapter}.parquet",
         questions="results/{dataset}/questions.parquet",
+        turns="results/{dataset}/turns.parquet",
+        haystacks="results/{dataset}/haystacks.parquet",
+        qrels="results/{dataset}/qrels.parquet",
     output:
         log="results/{dataset}/runs/{adapter}.retrieval_log.{granularity}.jsonl",
     wildcard_constraints:
