@@ -20,6 +20,9 @@ STORE_FILES = {"sessions": "sessions", "queries": "view/queries.parquet", "hayst
                "item_map": "maps/item_map.parquet", "query_map": "maps/query_map.parquet"}
 
 
+StorePaths = Path | Mapping[str, Any]  # a rule's declared ingest files (keys of STORE_FILES), or the dataset folder
+
+
 def store_files(source: Path | str | Mapping[str, Any]) -> dict[str, Path]:
     """Where the ingest stage's files are (keys of ``STORE_FILES``): a rule's declared paths or the dataset
     folder (see :func:`membench.datasets.tables.files_in`)."""
@@ -29,7 +32,7 @@ def store_files(source: Path | str | Mapping[str, Any]) -> dict[str, Path]:
 class SessionStore:
     """The gold-free view of one dataset: queries, haystacks and the session logs they point at."""
 
-    def __init__(self, source: Path | Mapping[str, Any], user_turns_only: bool = False,
+    def __init__(self, source: StorePaths, user_turns_only: bool = False,
                  facts_dir: Path | None = None):
         """``source``: the paths of the session logs folder and the view tables (``sessions``, ``queries``,
         ``haystacks``), or the dataset folder."""

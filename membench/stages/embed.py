@@ -13,7 +13,6 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +23,18 @@ from membench.datasets.registry import USER_TURNS_ONLY
 from membench.embedding_plan import run_texts
 from membench.embeddings import EmbeddingCache
 from membench.io import atomic_write_parquet, atomic_write_text
-from membench.sessions.reader import SessionStore
+from membench.sessions.reader import SessionStore, StorePaths
 from membench.stages.rank import granularities_for
 
 log = logging.getLogger(__name__)
 TEXT_COLUMNS = {"model_path": "string", "text": "string"}
 
 
-def collect(kind: str, store_paths: Path | Mapping[str, Any], runs: list[dict[str, Any]], texts_path: Path, summary_path: Path,
-            options: dict[str, Any] | None = None) -> pd.DataFrame:
+def collect(kind: str, store_paths: StorePaths, runs: list[dict[str, Any]], texts_path: Path,
+            summary_path: Path, options: dict[str, Any] | None = None) -> pd.DataFrame:
     """store_paths: the session logs and view tables (or the dataset folder); runs: [{name, spec, params, facts}]
-    (facts: the run's fact-log folder or None). Writes the distinct
-    (model_path, text) pairs and a summary: distinct texts, and per run its distinct texts and occurrences."""
+    (facts: the run's fact-log folder or None). Writes the distinct (model_path, text) pairs and a summary:
+    distinct texts, and per run its distinct texts and occurrences."""
     stores: dict[str | None, SessionStore] = {}
     rows: dict[tuple[str, str], None] = {}
     summary: dict[str, Any] = {"runs": {}}

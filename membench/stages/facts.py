@@ -34,7 +34,7 @@ from membench.facts.extract import (facts_parser, facts_request, fact_records, l
 from membench.facts.observations import write_observations
 from membench.io import atomic_write_text
 from membench.llm.prompts import load_prompt
-from membench.sessions.reader import store_files
+from membench.sessions.reader import StorePaths, store_files
 from membench.stages.model_calls import StageStopped, call_batch, make_client, stop_note, write_cost
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ __all__ = ["KINDS", "run", "observations"]
 KINDS = ("longmemeval", "locomo")
 
 
-def run(kind: str, store_paths: Path | Mapping[str, Any], out_dir: Path, config: Mapping[str, Any],
+def run(kind: str, store_paths: StorePaths, out_dir: Path, config: Mapping[str, Any],
         cache_path: Path, cost_path: Path | None = None, *, dataset: str | None = None, progress: bool = True,
         base_dir: Path | None = None, **client_overrides) -> dict:
     """Extract facts for every distinct session log (``store_paths``: the session logs folder as

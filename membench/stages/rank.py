@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from membench.datasets.registry import GRANULARITIES, USER_TURNS_ONLY
 from membench.embedding_plan import run_texts
 from membench.io import atomic_path, atomic_write_parquet, atomic_write_text
 from membench.datasets.tables import needed
-from membench.sessions.reader import SessionStore, store_files
+from membench.sessions.reader import SessionStore, StorePaths, store_files
 from membench.sessions.view import Query
 
 log = logging.getLogger(__name__)
@@ -48,7 +47,7 @@ def part_of(items: list, part: int, parts: int) -> list:
     return items[len(items) * part // parts: len(items) * (part + 1) // parts]
 
 
-def rank_dataset(kind: str, store_paths: Path | Mapping[str, Any], adapter, depth: int,
+def rank_dataset(kind: str, store_paths: StorePaths, adapter, depth: int,
                  facts_dir: Path | None = None, part: int = 0, parts: int = 1) -> pd.DataFrame:
     """Rank every query (or one contiguous part of them); returns the run with benchmark item ids.
     `store_paths`: the ingest stage's files (`membench.sessions.reader.STORE_FILES`) or the dataset folder;
@@ -99,7 +98,7 @@ def merge_parts(kind: str, adapter, parts: list[pd.DataFrame]) -> pd.DataFrame:
     return joined.astype(RUN_COLUMNS)
 
 
-def run(kind: str, store_paths: Path | Mapping[str, Any], spec: str, params: dict[str, Any], depth: int, run_path: Path,
+def run(kind: str, store_paths: StorePaths, spec: str, params: dict[str, Any], depth: int, run_path: Path,
         trec_path: Path, meta_path: Path, embedding_cache_dir: Path | None, name: str,
         facts_dir: Path | None = None, embedding_options: dict[str, Any] | None = None,
         part_paths: list[Path] | None = None) -> pd.DataFrame:
@@ -124,8 +123,8 @@ def run(kind: str, store_paths: Path | Mapping[str, Any], spec: str, params: dic
     return result
 
 
-def run_part(kind: str, store_paths: Path | Mapping[str, Any], spec: str, params: dict[str, Any], depth: int, part: int, parts: int,
-             out: Path, embedding_cache_dir: Path | None, facts_dir: Path | None = None,
+def run_part(kind: str, store_paths: StorePaths, spec: str, params: dict[str, Any], depth: int, part: int,
+             parts: int, out: Path, embedding_cache_dir: Path | None, facts_dir: Path | None = None,
              embedding_options: dict[str, Any] | None = None) -> pd.DataFrame:
     """Rank one contiguous part of the queries (a shard of a large dataset's rank job)."""
     adapter = load_ranking_adapter(spec, params, embedding_cache_dir, embedding_options)
