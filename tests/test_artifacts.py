@@ -6,11 +6,12 @@ import dataclasses
 import json
 from collections import Counter
 
+import numpy as np
 import pandas as pd
 
 from conftest import pdflatex_compiles
 from membench.datasets.normalization import NormalizationLog
-from membench.datasets.subset import subset
+from membench.datasets.subset import covering_haystacks, subset
 from membench.report.artifacts import console_table, latex_table, per_question_frame, summary_json, write_per_question
 
 SUBSET = {"per_group": 3, "seed": 0}
@@ -92,6 +93,24 @@ def test_subset_is_stratified_deterministic_and_self_contained(parsed):
     assert {r["question_id"] for r in cut.qrels} <= ids and cut.qrels
     assert {h["haystack_id"] for h in cut.haystacks} == {q["haystack_id"] for q in cut.questions}
     assert cut.log.count("subset") == 1986 - 15
+    # drawn from the fewest conversations (at least two) that hold 3 of every category: for seed 0 those are
+    # conv-43 and conv-47, whose dialogs in locomo10.json hold 680 + 689 turns, all kept (searched whole)
+    assert cut.counts["subset"]["haystacks"] == 2 and cut.counts["subset"]["of_haystacks"] == 10
+    assert {h["haystack_id"] for h in cut.haystacks} == {"conv-43", "conv-47"} and len(cut.turns) == 680 + 689
     tiers = subset(_fresh(parsed["procedural"]), 2, 1)
     assert Counter(q["tier"] for q in tiers.questions) == {"EASY": 2, "MEDIUM": 2, "HARD": 2}
     assert tiers.counts["subset"]["of_questions"] == 40 and len(tiers.turns) == len(parsed["procedural"].turns)
+
+
+def test_covering_haystacks_stop_at_the_first_cover_of_at_least_two():
+    """Three haystacks h1: [x], h2: [x], h3: [y] and one question wanted per group. Every seed's draw covers
+    both groups with at least two haystacks, and takes the third only when the first two are h1 and h2."""
+    questions = [{"haystack_id": h, "question_type": t} for h, t in (("h1", "x"), ("h2", "x"), ("h3", "y"))]
+    seen = set()
+    for seed in range(12):
+        order = [["h1", "h2", "h3"][i] for i in np.random.default_rng(seed).permutation(3)]
+        chosen = covering_haystacks(questions, {"x": 1, "y": 1}, False, np.random.default_rng(seed))
+        expected = set(order) if set(order[:2]) == {"h1", "h2"} else set(order[:2])
+        assert chosen == expected and "h3" in chosen
+        seen.add(len(chosen))
+    assert seen == {2, 3}
