@@ -79,8 +79,8 @@ def subset(data: ParsedDataset, per_group: int, seed: int) -> ParsedDataset:
     out.counts["subset"] = {"per_group": per_group, "seed": seed, "questions": len(questions),
                             "of_questions": len(data.questions), "haystacks": len(haystack_ids),
                             "of_haystacks": len({h["haystack_id"] for h in data.haystacks}), "sessions": len(keys)}
-    kept = (f"{len(questions)} of {len(data.questions)} questions kept, from {len(haystack_ids)} of "
-            f"{out.counts['subset']['of_haystacks']} haystacks")
+    kept = (f"{len(questions):,} of {len(data.questions):,} questions kept, from {len(haystack_ids):,} of "
+            f"{out.counts['subset']['of_haystacks']:,} haystacks")
     out.log.note("subset", "dropped", f"subset run: {per_group} questions per question group (seed {seed}) kept, "
                  "the other questions dropped", kept, count=len(data.questions) - len(questions))
     return out
