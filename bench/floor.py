@@ -63,7 +63,8 @@ def dataset_texts(work: Path, dataset: str, kind: str) -> DatasetTexts:
     for meta in embedding_runs(root):
         documents = _documents_of(meta["adapter"])
         with_facts = bool(meta.get("facts"))
-        source = SessionStore(root, benchmark(kind).user_turns_only, facts_dir=work / meta["facts"]) if with_facts else store
+        user_turns_only = benchmark(kind).user_turns_only
+        source = SessionStore(root, user_turns_only, facts_dir=work / meta["facts"]) if with_facts else store
         texts: dict[tuple[str, str], list[str]] = {}
         count = 0
         for granularity in meta["granularities"]:

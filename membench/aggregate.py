@@ -184,8 +184,8 @@ def aggregate_datasets(score_files: Iterable[tuple[str, str, Path]], questions: 
                        cluster: bool = True, ablation: Sequence[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The workflow's aggregate: each dataset resampled by its own unit, Holm families from its headlines."""
     resampling = {d: resampling_for(kinds[d], pd.read_parquet(path), cluster) for d, path in questions.items()}
-    return aggregate(score_files, baseline, resamples, seed, resampling, {d: benchmark(k).headlines for d, k in kinds.items()},
-                     ablation)
+    headlines = {d: benchmark(k).headlines for d, k in kinds.items()}
+    return aggregate(score_files, baseline, resamples, seed, resampling, headlines, ablation)
 
 
 def _concat(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:

@@ -12,6 +12,7 @@ from membench.ablation import ablation_runs
 from membench.adapters.base import Adapter
 from membench.adapters.registry import facts_base, resolve
 from membench.adapters.retrieval_system import RetrievalSystemAdapter
+from membench.benchmarks.record import Benchmark
 from membench.benchmarks.registry import benchmark
 
 
@@ -38,14 +39,14 @@ def granularities_of(spec: str) -> tuple[str, ...]:
     return tuple(cls.granularities if issubclass(cls, Adapter) else RetrievalSystemAdapter.granularities)
 
 
-def kind_of(config: dict[str, Any], dataset: str):
+def benchmark_of(config: dict[str, Any], dataset: str) -> Benchmark:
     """The benchmark record of a configured dataset."""
     return benchmark(config["datasets"][dataset]["kind"])
 
 
 def facts_source(config: dict[str, Any], dataset: str) -> str | None:
     """Which fact logs a dataset gets: the benchmark's own observations (LoCoMo), model-extracted facts, or none."""
-    source, record = config["facts"]["source"], kind_of(config, dataset)
+    source, record = config["facts"]["source"], benchmark_of(config, dataset)
     if source == "observation" and record.observations:
         return "observation"
     if source == "llm" and record.facts:
@@ -57,7 +58,7 @@ def runs_for(config: dict[str, Any], datasets: list[str], adapters: dict[str, di
     """(dataset, run) pairs: granularities must meet, and a fact-augmented run needs the dataset's facts."""
     pairs = []
     for dataset in datasets:
-        wanted = set(kind_of(config, dataset).granularities)
+        wanted = set(benchmark_of(config, dataset).granularities)
         for name, run in adapters.items():
             if facts_base(run["adapter"]) and not facts_source(config, dataset):
                 continue
@@ -72,7 +73,7 @@ def judged_runs(config: dict[str, Any], runs: list[tuple[str, str]]) -> list[tup
         return []
     chosen = set(config["judge"]["adapters"])
     return [(d, a) for d, a in runs
-            if kind_of(config, d).judged and (not chosen or a in chosen)]
+            if benchmark_of(config, d).judged and (not chosen or a in chosen)]
 
 
 def qa_runs(config: dict[str, Any], runs: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -81,4 +82,4 @@ def qa_runs(config: dict[str, Any], runs: list[tuple[str, str]]) -> list[tuple[s
         return []
     chosen = set(config["qa"]["adapters"])
     return [(d, a) for d, a in runs
-            if kind_of(config, d).qa and a in chosen]
+            if benchmark_of(config, d).qa and a in chosen]

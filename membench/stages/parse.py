@@ -18,9 +18,9 @@ log = logging.getLogger(__name__)
 
 def run(kind: str, source: Path, out: Path | Mapping[str, Path], errata: Mapping[str, Any] | None = None,
         subset_spec: dict | None = None) -> dict:
-    """Parse, apply the gold-label errata (where the benchmark has them; ``errata`` is the config section), cut to a stratified subset
-    of questions when `subset_spec` ({per_group, seed}) is given, write the tables (to the paths in `out`, or
-    into the folder `out`)."""
+    """Parse, apply the gold-label errata (benchmarks whose record says so: LoCoMo; ``errata`` is the config
+    section), cut to a stratified subset of questions when `subset_spec` ({per_group, seed}) is given, write
+    the tables (to the paths in `out`, or into the folder `out`)."""
     source = Path(source)
     files = sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else [source]
     sources = {str(p): sha256_file(p) for p in files if not p.name.startswith(".")}

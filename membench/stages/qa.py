@@ -207,7 +207,7 @@ def _answers_into_rows(kind: str, records: list[dict], rows: list[dict], replies
         row["raw_answer"] = reply.value
         row["answer"] = answer = resolve_choice(reply.value, key)
         gold, upstream = gold_for(q), upstream_gold(q)
-        if record.qa.categories:  # token F1 against the gold in use and against the benchmark's own answer
+        if benchmark(kind).qa_rule("categories"):  # token F1 against the gold in use and against the benchmark's own answer
             category = int(q["category"])
             reference = upstream if upstream is not None else gold
             if category == 5 or gold is not None:
