@@ -53,6 +53,12 @@ def dataset_benchmark(wildcards):
     return benchmark(dataset_spec(wildcards)["kind"])
 
 
+def benchmark_fields(*names):
+    """A param holding these fields of the dataset's benchmark record, so that editing one reruns the jobs that
+    read it (their `code` hashes name the stage files, not the record)."""
+    return lambda wildcards: {n: getattr(dataset_benchmark(wildcards), n) for n in names}
+
+
 def dataset_source(wildcards):
     """A local copy is read in place; otherwise the download rule's folder."""
     spec = dataset_spec(wildcards)
