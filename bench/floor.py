@@ -52,18 +52,19 @@ class DatasetTexts:
 
 
 def dataset_texts(work: Path, dataset: str, kind: str) -> DatasetTexts:
-    from membench.datasets.registry import GRANULARITIES, USER_TURNS_ONLY
+    from membench.benchmarks.registry import benchmark
     from membench.sessions.reader import SessionStore
 
     root = work / "results" / dataset
-    store = SessionStore(root, user_turns_only=USER_TURNS_ONLY[kind])
+    store = SessionStore(root, user_turns_only=benchmark(kind).user_turns_only)
     queries = list(store.queries())
     distinct: set[str] = {q.text for q, _ in queries}
     per_run: dict[str, int] = {}
     for meta in embedding_runs(root):
         documents = _documents_of(meta["adapter"])
         with_facts = bool(meta.get("facts"))
-        source = SessionStore(root, USER_TURNS_ONLY[kind], facts_dir=work / meta["facts"]) if with_facts else store
+        user_turns_only = benchmark(kind).user_turns_only
+        source = SessionStore(root, user_turns_only, facts_dir=work / meta["facts"]) if with_facts else store
         texts: dict[tuple[str, str], list[str]] = {}
         count = 0
         for granularity in meta["granularities"]:
@@ -77,7 +78,7 @@ def dataset_texts(work: Path, dataset: str, kind: str) -> DatasetTexts:
                 count += len(texts[hay, granularity]) + 1
         per_run[meta["name"]] = count
     bm25_work = []
-    for granularity in GRANULARITIES[kind]:
+    for granularity in benchmark(kind).granularities:
         by_hay: dict[str, list[list[str]]] = {}
         for query, hay in queries:
             by_hay.setdefault(hay, []).append(WORD_RE.findall(query.text.lower()))

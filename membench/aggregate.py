@@ -14,7 +14,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from membench.report.headlines import HEADLINES
+from membench.benchmarks.registry import benchmark
 from membench.stats import bootstrap_matrix, holm, paired_matrix
 
 SPLITS = ("all", "tune", "holdout")
@@ -23,8 +23,6 @@ SUMMARY_COLUMNS = ["dataset", "adapter", "split", "group_by", "group", "metric",
                    "n_skipped", "unit"]
 SIGNIFICANCE_COLUMNS = ["dataset", "adapter", "baseline", "split", "metric", "mean_diff", "ci_lo", "ci_hi",
                         "p_value", "family", "family_size", "p_holm", "wins", "ties", "losses", "n", "unit"]
-# Datasets whose questions share a haystack are resampled by haystack: kind -> (unit name, question column).
-CLUSTER_UNITS = {"locomo": ("conversation", "haystack_id")}
 
 
 @dataclass(frozen=True)
@@ -45,10 +43,11 @@ class Resampling:
 
 
 def resampling_for(kind: str, questions: pd.DataFrame, cluster: bool = True) -> Resampling:
-    """The dataset's resampling unit: its haystack for LoCoMo (10 conversations), else the question."""
-    if not cluster or kind not in CLUSTER_UNITS:
+    """The dataset's resampling unit: the cluster its benchmark record names (LoCoMo: the haystack, 10
+    conversations, whose questions share it), else the question."""
+    if not cluster or benchmark(kind).cluster is None:
         return Resampling()
-    unit, column = CLUSTER_UNITS[kind]
+    unit, column = benchmark(kind).cluster
     return Resampling(unit, questions.set_index("question_id")[column])
 
 
@@ -185,8 +184,8 @@ def aggregate_datasets(score_files: Iterable[tuple[str, str, Path]], questions: 
                        cluster: bool = True, ablation: Sequence[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The workflow's aggregate: each dataset resampled by its own unit, Holm families from its headlines."""
     resampling = {d: resampling_for(kinds[d], pd.read_parquet(path), cluster) for d, path in questions.items()}
-    return aggregate(score_files, baseline, resamples, seed, resampling, {d: HEADLINES[k] for d, k in kinds.items()},
-                     ablation)
+    headlines = {d: benchmark(k).headlines for d, k in kinds.items()}
+    return aggregate(score_files, baseline, resamples, seed, resampling, headlines, ablation)
 
 
 def _concat(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:

@@ -17,7 +17,7 @@ SCHEMA = Path(__file__).resolve().parent.parent / "workflow" / "schemas" / "conf
 
 
 def validate_config(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
-    """Validate against the schema (filling defaults in place), then check each dataset's source."""
+    """Validate against the schema (filling defaults in place), then check each dataset's kind and source."""
     from snakemake.utils import validate
 
     _normalise_subset(config)
@@ -25,7 +25,12 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
         validate(config, str(SCHEMA))
     except Exception as err:  # snakemake wraps jsonschema errors in WorkflowError
         raise InputError(source, f"config does not match {SCHEMA.name}: {err}") from None
+    from membench.benchmarks.registry import kinds
+
     for name, spec in config["datasets"].items():
+        if spec["kind"] not in kinds():
+            raise InputError(source, f"unknown benchmark kind {spec['kind']!r}; known: {', '.join(kinds())}",
+                             f"datasets.{name}.kind")
         if spec.get("path") is None and spec.get("url") is None and not spec.get("files"):
             raise InputError(source, "a dataset needs `path`, `url` or `files`", f"datasets.{name}")
         if spec.get("url") is not None and spec.get("files"):

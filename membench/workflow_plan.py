@@ -12,7 +12,8 @@ from membench.ablation import ablation_runs
 from membench.adapters.base import Adapter
 from membench.adapters.registry import facts_base, resolve
 from membench.adapters.retrieval_system import RetrievalSystemAdapter
-from membench.datasets.registry import GRANULARITIES
+from membench.benchmarks.record import Benchmark
+from membench.benchmarks.registry import benchmark
 
 
 def adapter_runs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -38,12 +39,17 @@ def granularities_of(spec: str) -> tuple[str, ...]:
     return tuple(cls.granularities if issubclass(cls, Adapter) else RetrievalSystemAdapter.granularities)
 
 
+def benchmark_of(config: dict[str, Any], dataset: str) -> Benchmark:
+    """The benchmark record of a configured dataset."""
+    return benchmark(config["datasets"][dataset]["kind"])
+
+
 def facts_source(config: dict[str, Any], dataset: str) -> str | None:
-    """Which fact logs a dataset gets: LoCoMo's own observations, model-extracted facts, or none."""
-    source, kind = config["facts"]["source"], config["datasets"][dataset]["kind"]
-    if source == "observation" and kind == "locomo":
+    """Which fact logs a dataset gets: the benchmark's own observations (LoCoMo), model-extracted facts, or none."""
+    source, record = config["facts"]["source"], benchmark_of(config, dataset)
+    if source == "observation" and record.observations:
         return "observation"
-    if source == "llm" and kind in ("longmemeval", "locomo"):
+    if source == "llm" and record.facts:
         return "llm"
     return None
 
@@ -52,7 +58,7 @@ def runs_for(config: dict[str, Any], datasets: list[str], adapters: dict[str, di
     """(dataset, run) pairs: granularities must meet, and a fact-augmented run needs the dataset's facts."""
     pairs = []
     for dataset in datasets:
-        wanted = set(GRANULARITIES[config["datasets"][dataset]["kind"]])
+        wanted = set(benchmark_of(config, dataset).granularities)
         for name, run in adapters.items():
             if facts_base(run["adapter"]) and not facts_source(config, dataset):
                 continue
@@ -62,18 +68,18 @@ def runs_for(config: dict[str, Any], datasets: list[str], adapters: dict[str, di
 
 
 def judged_runs(config: dict[str, Any], runs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """(dataset, run) pairs whose top k the Procedural judge grades."""
+    """(dataset, run) pairs whose top k the judge grades (benchmarks whose record says `judged`: Procedural)."""
     if not config["judge"]["enabled"]:
         return []
     chosen = set(config["judge"]["adapters"])
     return [(d, a) for d, a in runs
-            if config["datasets"][d]["kind"] == "procedural" and (not chosen or a in chosen)]
+            if benchmark_of(config, d).judged and (not chosen or a in chosen)]
 
 
 def qa_runs(config: dict[str, Any], runs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """(dataset, run) pairs answered in QA mode (LongMemEval and LoCoMo)."""
+    """(dataset, run) pairs answered in QA mode (benchmarks with QA rules: LongMemEval and LoCoMo)."""
     if not config["qa"]["enabled"]:
         return []
     chosen = set(config["qa"]["adapters"])
     return [(d, a) for d, a in runs
-            if config["datasets"][d]["kind"] in ("longmemeval", "locomo") and a in chosen]
+            if benchmark_of(config, d).qa and a in chosen]

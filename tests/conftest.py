@@ -43,7 +43,7 @@ def longmemeval_dir() -> Path:
 @pytest.fixture(scope="session")
 def parsed(locomo_dir, procedural_dir, longmemeval_dir):
     """The three real datasets parsed once: kind -> ParsedDataset."""
-    from membench.datasets.registry import parse_dataset
+    from membench.benchmarks.registry import parse_dataset
 
     return {
         "locomo": parse_dataset("locomo", locomo_dir),

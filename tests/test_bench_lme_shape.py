@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from bench.lme_shape import Shape, counts, generate, write
-from membench.datasets.registry import parse_dataset
+from membench.benchmarks.registry import parse_dataset
 
 # 4 questions x 5 sessions, 2 answer sessions each -> 3 fillers from a pool of ceil(4 * 3 / 2) = 6.
 # Windows start at w * 6 // 4 = 0, 1, 3, 4: {0,1,2} {1,2,3} {3,4,5} {4,5,0}, so each filler is in 2 haystacks.

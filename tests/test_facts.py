@@ -132,7 +132,7 @@ def test_turn_numbers_map_to_refs_and_bad_numbers_are_dropped(ingested):
 
 
 def test_procedural_is_out_of_scope(ingested, fake_server, tmp_path):
-    with pytest.raises(InputError, match="procedural trajectories are out of scope"):
+    with pytest.raises(InputError, match=r"covers locomo, longmemeval sessions, not 'procedural' \(its benchmark"):
         facts.run("procedural", ingested["procedural"], tmp_path / "f", config(fake_server), tmp_path / "c.jsonl")
     assert fake_server.total == 0
 

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from membench.adapters.registry import BUILTINS, load_adapter
-from membench.datasets.registry import parse_dataset
+from membench.benchmarks.registry import parse_dataset
 from membench.sessions.ingest import ingest
 from membench.stages.rank import granularities_for, rank_dataset, write_trec
 from membench.io import atomic_write_parquet

@@ -10,12 +10,13 @@ import pandas as pd
 import pytest
 
 from membench.adapters.registry import load_adapter
+from membench.benchmarks.registry import benchmark
 from membench.judge import grade_parser, trajectory_texts, unlabelled_pairs
 from membench.llm.replies import MalformedReply
 from membench.report.model_stages import judge_section
 from membench.scoring import extended
 from membench.scoring.tables import Gold
-from membench.stages import judge, score
+from membench.stages import judge
 from membench.stages.rank import rank_dataset
 from openai_server import FakeOpenAIServer, prompt_input
 
@@ -93,7 +94,7 @@ def test_judge_grades_unlabelled_top10_and_shares_cache(ingested, procedural_dir
 
     # official labels are never overwritten; extended/judged@10 covers every graded pair
     gold = Gold.load(folder)
-    official = score.SCORERS["procedural"](run_a, gold)
+    official = benchmark("procedural").score(run_a, gold)
     ext = judge.score(runs["bm25"], folder, [tmp_path / "ja.parquet"], tmp_path / "ext.parquet")
     assert pd.read_parquet(tmp_path / "ext.parquet").shape == ext.shape
     j10 = ext[ext.metric == "extended/judged@10"].value

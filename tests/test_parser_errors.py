@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from membench.datasets.registry import parse_dataset
+from membench.benchmarks.registry import parse_dataset
 from membench.errors import InputError
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from membench.datasets.errata import apply_errata, load_errata
-from membench.datasets.registry import parse_dataset
+from membench.benchmarks.registry import parse_dataset
 from membench.llm.cache import make_key
 from membench.qa.calibration import calibration_summary, wilson
 from membench.qa.probes import near_miss, paraphrase

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from membench.datasets.registry import parse_dataset
+from membench.benchmarks.registry import parse_dataset
 from membench.sessions.ingest import ingest
 from membench.sessions.reader import SessionStore
 

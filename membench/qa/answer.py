@@ -29,6 +29,7 @@ from typing import Any
 
 import pandas as pd
 
+from membench.benchmarks.registry import benchmark
 from membench.dates import format_date
 from membench.llm.prompts import Prompt
 
@@ -143,7 +144,7 @@ def question_text(question: Mapping[str, Any], kind: str, adversarial_choices: b
     """The question as asked, and for a LoCoMo category-5 multiple choice the answer key {a: .., b: ..}."""
     text = " ".join(str(question["question"]).split())
     category = question.get("category")
-    if kind != "locomo" or category is None or pd.isna(category):
+    if not benchmark(kind).qa_rule("categories") or category is None or pd.isna(category):
         return text, None
     category = int(category)
     if category == 2:

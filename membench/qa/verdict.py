@@ -36,6 +36,7 @@ from typing import Any
 
 import pandas as pd
 
+from membench.benchmarks.registry import benchmark
 from membench.io import sha256_text
 from membench.llm.prompts import Prompt
 from membench.llm.replies import json_object_parser
@@ -72,8 +73,8 @@ def _missing(value: Any) -> bool:
 
 def verdict_type(kind: str, question: Mapping[str, Any]) -> str:
     """The TYPE shown to the judge: the question type, or ``unanswerable`` for LongMemEval abstention."""
-    if kind == "longmemeval" and (bool(question.get("is_abstention"))
-                                  or str(question["question_id"]).endswith("_abs")):
+    if benchmark(kind).qa_rule("abstention") and (bool(question.get("is_abstention"))
+                                                  or str(question["question_id"]).endswith("_abs")):
         return UNANSWERABLE
     qtype = question.get("question_type")
     return "unknown" if _missing(qtype) else str(qtype)
@@ -92,7 +93,7 @@ def rubric_version(vtype: str) -> str:
 def uses_rule(kind: str, question: Mapping[str, Any]) -> bool:
     """True for questions decided by upstream's rule without a model (LoCoMo category 5)."""
     category = question.get("category")
-    return kind == "locomo" and not _missing(category) and int(category) == 5
+    return benchmark(kind).qa_rule("categories") and not _missing(category) and int(category) == 5
 
 
 def gold_for(question: Mapping[str, Any]) -> str | None:

@@ -14,7 +14,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from membench.io import atomic_write_parquet, atomic_write_text
-from membench.report.headlines import HEADLINES
+from membench.benchmarks.registry import benchmark
 
 TOP = {"split": "all", "group_by": "all"}
 
@@ -32,9 +32,9 @@ def summary_json(summary: pd.DataFrame, kinds: Mapping[str, str], subset: Mappin
     top = summary[summary.group_by == "all"]
     out: dict = {"subset": subset_line(subset) or None, "datasets": {}}
     for dataset, kind in kinds.items():
-        rows = top[(top.dataset == dataset) & top.metric.isin(HEADLINES[kind])]
+        rows = top[(top.dataset == dataset) & top.metric.isin(benchmark(kind).headlines)]
         entry = {"kind": kind, "resampling_unit": _first(rows, "unit", "question"), "headline_metrics":
-                 [m for m in HEADLINES[kind] if m in set(rows.metric)], "adapters": {}}
+                 [m for m in benchmark(kind).headlines if m in set(rows.metric)], "adapters": {}}
         for r in rows.itertuples():
             cell = {"mean": _num(r.mean), "ci_lo": _num(r.ci_lo), "ci_hi": _num(r.ci_hi), "n": int(r.n)}
             entry["adapters"].setdefault(r.adapter, {}).setdefault(r.split, {})[r.metric] = cell
@@ -70,7 +70,7 @@ def latex_table(dataset: str, kind: str, summary: pd.DataFrame, significance: pd
     `leave_out` (ablation runs) are not rows."""
     rows = summary[(summary.dataset == dataset) & (summary.split == "all") & (summary.group_by == "all")
                    & ~summary.adapter.isin(list(leave_out))]
-    metrics = [m for m in HEADLINES[kind] if m in set(rows.metric)]
+    metrics = [m for m in benchmark(kind).headlines if m in set(rows.metric)]
     adapters = list(dict.fromkeys(rows.adapter))
     sig = significance[(significance.dataset == dataset) & (significance.split == "all")
                        & significance.metric.isin(metrics) & significance.adapter.isin(adapters)]
@@ -114,7 +114,7 @@ def console_table(summary: pd.DataFrame, kinds: Mapping[str, str], subset: Mappi
     top = summary[(summary.split == TOP["split"]) & (summary.group_by == TOP["group_by"])]
     for dataset, kind in kinds.items():
         rows = top[top.dataset == dataset]
-        metrics = [m for m in HEADLINES[kind] if m in set(rows.metric)][:metrics_per_dataset]
+        metrics = [m for m in benchmark(kind).headlines if m in set(rows.metric)][:metrics_per_dataset]
         if not metrics:
             continue
         width = max([len("adapter")] + [len(a) for a in rows.adapter])

@@ -13,6 +13,7 @@ import pandas as pd
 from membench import __version__
 from membench.io import atomic_write_text
 from membench.ablation import ablated
+from membench.benchmarks.registry import benchmark
 from membench.provenance import REPO
 from membench.report.artifacts import subset_line
 from membench.report.datasets import dataset_section
@@ -87,12 +88,7 @@ def _adapter_section(metas: dict[str, dict[str, dict]]) -> str:
 
 def units_note(kind: str, spec: dict) -> str:
     """Which retrieval unit the dataset's documents are (the benchmark's own, or membench's plain text)."""
-    if kind == "locomo":
-        if spec.get("units", "upstream") == "upstream":
-            return ('Retrieval units: LoCoMo\'s own (`units: upstream`): each turn indexed as `(<session date>) '
-                    '<speaker> said, "<text>"`, plus `[shares <image caption>]` when it shares an image, as in '
-                    "snap-research/locomo `task_eval/dpr_qa.py`.")
+    record = benchmark(kind)
+    if record.unit_format is not None and spec.get("units", "upstream") != "upstream":
         return "Retrieval units: plain (`units: plain`): each turn's text plus `[shares image: <caption>]`."
-    if kind == "longmemeval":
-        return "Retrieval units: LongMemEval's own (user turns; sessions of user turns), ranked in full."
-    return "Retrieval units: whole trajectories (task + state/action steps), ranked in full (AP is the full-label MAP)."
+    return record.units_note

@@ -7,7 +7,8 @@ from typing import Sequence
 import pandas as pd
 
 from membench.ablation import ABLATION_RUNS
-from membench.report.headlines import BREAKDOWN, HEADLINES, with_ci
+from membench.benchmarks.registry import benchmark
+from membench.report.headlines import with_ci
 from membench.report.markdown import table
 
 
@@ -24,7 +25,7 @@ def results_section(dataset: str, kind: str, summary: pd.DataFrame, significance
     everything = summary[summary.dataset == dataset]
     rows = everything[~everything.adapter.isin(list(ablation))]
     adapters = list(dict.fromkeys(rows.adapter))
-    heads = [m for m in HEADLINES[kind] if m in set(rows.metric)]
+    heads = [m for m in benchmark(kind).headlines if m in set(rows.metric)]
     mark = lambda a: f"{a} †" if metas.get(a, {}).get("uses_metadata") else a  # noqa: E731
     first = rows[(rows.split == "all") & (rows.group_by == "all")]
     n = int(first.n.max()) if not first.empty else 0
@@ -49,7 +50,7 @@ def results_section(dataset: str, kind: str, summary: pd.DataFrame, significance
                   table(["adapter", "tune", "holdout", "all"],
                         [[mark(a)] + [_cell(rows, a, metric, s) for s in ("tune", "holdout", "all")] for a in adapters],
                         numeric=(1, 2, 3)), ""]
-    parts += _group_table(rows, adapters, BREAKDOWN[kind])
+    parts += _group_table(rows, adapters, benchmark(kind).breakdown)
     sig = significance[significance.dataset == dataset]
     parts += _significance_table(sig[~sig.adapter.isin(list(ablation))], heads, baseline)
     parts += _ablation_table(everything, sig, heads, baseline, ablation)

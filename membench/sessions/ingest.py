@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from membench.datasets.registry import UNIT_FORMATS
+from membench.benchmarks.registry import benchmark
 from membench.datasets.tables import dataset_files, needed
 from membench.io import atomic_write_parquet
 from membench.sessions.reader import STORE_FILES, plain, store_files
@@ -73,7 +73,7 @@ def ingest(parsed: Path | Mapping[str, Path], out: Path | Mapping[str, Path],
         raise ValueError(f"units must be one of {UNITS}, got {units!r}")
     files = needed(dataset_files(parsed), "normalization", "questions", "turns", "haystacks")
     kind = json.loads(files[0].read_text(encoding="utf-8"))["kind"]
-    unit_format = UNIT_FORMATS.get(kind) if units == "upstream" else None
+    unit_format = benchmark(kind).unit_format if units == "upstream" else None
     questions, turns, haystacks = (pd.read_parquet(p) for p in files[1:])
 
     haystack_keys = {h: f"h{i:05d}" for i, h in enumerate(pd.unique(haystacks["haystack_id"]))}

@@ -20,7 +20,6 @@ import pandas as pd
 
 from membench.config import config_section
 from membench.datasets.tables import dataset_files, needed
-from membench.errors import InputError
 from membench.io import atomic_write_parquet
 from membench.llm.prompts import load_prompt
 from membench.qa.calibration import CALIBRATION_COLUMNS, calibration_summary
@@ -28,7 +27,7 @@ from membench.qa.probes import build_probes
 from membench.qa.verdict import (RULE_RUBRIC, gold_for, rubric_version, rule_verdict, verdict_parser, verdict_request,
                                   verdict_type)
 from membench.stages.model_calls import StageStopped, call_batch, make_client, stop_note, write_cost
-from membench.stages.qa import KINDS, select_questions
+from membench.stages.qa import check_kind, select_questions
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +40,7 @@ def run(kind: str, tables: Path | Mapping[str, Path], out_path: Path, config: Ma
     """Build the probes, judge them, write and return the per-probe table (``tables``: the questions table's
     path, or the dataset folder)."""
     questions_path, = needed(dataset_files(tables), "questions")
-    if kind not in KINDS:
-        raise InputError(questions_path, f"judge calibration covers {', '.join(KINDS)}, not {kind!r}")
+    check_kind(kind, questions_path, "judge calibration")
     opts = config_section(config, "qa")
     n = opts["judge_calibration"]["n"]
     questions = pd.read_parquet(questions_path)

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from membench.adapters.registry import load_adapter
-from membench.datasets.registry import USER_TURNS_ONLY
+from membench.benchmarks.registry import benchmark
 from membench.embedding_plan import run_texts
 from membench.embeddings import EmbeddingCache
 from membench.io import atomic_write_parquet, atomic_write_text
@@ -41,7 +41,7 @@ def collect(kind: str, store_paths: StorePaths, runs: list[dict[str, Any]], text
     for run in runs:
         facts = run.get("facts")
         if facts not in stores:
-            stores[facts] = SessionStore(store_paths, user_turns_only=USER_TURNS_ONLY[kind],
+            stores[facts] = SessionStore(store_paths, user_turns_only=benchmark(kind).user_turns_only,
                                          facts_dir=Path(facts) if facts else None)
         adapter = load_adapter(run["spec"], run["params"], {"embedding_options": options or {}})
         cache = adapter.embedder()

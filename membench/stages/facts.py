@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from membench.config import config_section
+from membench.benchmarks.registry import supporting
 from membench.datasets.tables import dataset_files, needed
 from membench.errors import InputError
 from membench.facts.extract import (facts_parser, facts_request, fact_records, load_session, render_session,
@@ -39,9 +40,7 @@ from membench.stages.model_calls import StageStopped, call_batch, make_client, s
 
 log = logging.getLogger(__name__)
 
-__all__ = ["KINDS", "run", "observations"]
-
-KINDS = ("longmemeval", "locomo")
+__all__ = ["run", "observations"]
 
 
 def run(kind: str, store_paths: StorePaths, out_dir: Path, config: Mapping[str, Any],
@@ -53,9 +52,9 @@ def run(kind: str, store_paths: StorePaths, out_dir: Path, config: Mapping[str, 
     Raises StageStopped (after writing everything gathered) on a budget stop or SIGTERM.
     """
     sessions_dir, = needed(store_files(store_paths), "sessions")
-    if kind not in KINDS:
-        raise InputError(sessions_dir, f"the facts stage covers {', '.join(KINDS)} sessions, not {kind!r} "
-                                      f"(procedural trajectories are out of scope)")
+    if kind not in supporting("facts"):
+        raise InputError(sessions_dir, f"the facts stage covers {', '.join(supporting('facts'))} sessions, "
+                                      f"not {kind!r} (its benchmark record has no facts)")
     out_dir = Path(out_dir)
     opts = config_section(config, "facts")
     prompt = load_prompt("facts", config, base_dir)

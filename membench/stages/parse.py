@@ -8,8 +8,8 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import Any
 
+from membench.benchmarks.registry import benchmark, parse_dataset
 from membench.datasets.errata import apply_errata
-from membench.datasets.registry import parse_dataset
 from membench.datasets.subset import subset
 from membench.io import sha256_file
 
@@ -18,14 +18,14 @@ log = logging.getLogger(__name__)
 
 def run(kind: str, source: Path, out: Path | Mapping[str, Path], errata: Mapping[str, Any] | None = None,
         subset_spec: dict | None = None) -> dict:
-    """Parse, apply the gold-label errata (LoCoMo; ``errata`` is the config section), cut to a stratified subset
-    of questions when `subset_spec` ({per_group, seed}) is given, write the tables (to the paths in `out`, or
-    into the folder `out`)."""
+    """Parse, apply the gold-label errata (benchmarks whose record says so: LoCoMo; ``errata`` is the config
+    section), cut to a stratified subset of questions when `subset_spec` ({per_group, seed}) is given, write
+    the tables (to the paths in `out`, or into the folder `out`)."""
     source = Path(source)
     files = sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else [source]
     sources = {str(p): sha256_file(p) for p in files if not p.name.startswith(".")}
     parsed = parse_dataset(kind, source)
-    if kind == "locomo":
+    if benchmark(kind).errata:
         parsed.counts["gold_errata_applied"] = apply_errata(parsed, errata)
     if subset_spec:
         parsed = subset(parsed, int(subset_spec["per_group"]), int(subset_spec["seed"]))

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from membench.config import config_section
-from membench.datasets.registry import GRANULARITIES
+from membench.benchmarks.registry import benchmark, supporting
 from membench.datasets.tables import dataset_files, needed
 from membench.errors import InputError
 from membench.io import atomic_write_parquet
@@ -55,9 +55,8 @@ from membench.stages.model_calls import StageStopped, call_batch, make_client, s
 
 log = logging.getLogger(__name__)
 
-__all__ = ["KINDS", "QA_COLUMNS", "run", "select_questions"]
+__all__ = ["QA_COLUMNS", "check_kind", "run", "select_questions"]
 
-KINDS = ("longmemeval", "locomo")
 QA_COLUMNS = {"question_id": "string", "split": "string", "question_type": "string", "category": "Int64",
               "answer": "string", "raw_answer": "string", "correct": "boolean", "f1": "float64",
               "status": "string", "answer_status": "string", "verdict_status": "string", "verdict_by": "string",
@@ -80,6 +79,12 @@ def select_questions(questions: pd.DataFrame, opts: Mapping[str, Any]) -> pd.Dat
     return out
 
 
+def check_kind(kind: str, path: Path, what: str = "answer-mode QA") -> None:
+    """An error naming ``path`` unless the benchmark's record has QA rules."""
+    if kind not in supporting("qa"):
+        raise InputError(path, f"{what} covers {', '.join(supporting('qa'))}, not {kind!r}")
+
+
 def run(kind: str, tables: Path | Mapping[str, Path], run_path: Path, out_path: Path, scores_path: Path | None,
         config: Mapping[str, Any], cache_path: Path, cost_path: Path | None = None, *, dataset: str | None = None,
         adapter: str | None = None, progress: bool = True, base_dir: Path | None = None,
@@ -88,15 +93,15 @@ def run(kind: str, tables: Path | Mapping[str, Path], run_path: Path, out_path: 
     paths of its questions, turns and haystacks tables, or is its folder (see
     :func:`~membench.datasets.tables.dataset_files`)."""
     questions_path, turns_path, haystacks_path = needed(dataset_files(tables), "questions", "turns", "haystacks")
-    if kind not in KINDS:
-        raise InputError(questions_path, f"answer-mode QA covers {', '.join(KINDS)}, not {kind!r}")
+    check_kind(kind, questions_path)
+    record = benchmark(kind)
     opts = config_section(config, "qa")
     k = opts["k"]
-    granularity = opts["granularity"] or ("session" if kind == "longmemeval" else "turn")
-    if granularity not in GRANULARITIES[kind]:
-        raise InputError("config", f"{kind} is ranked at {', '.join(GRANULARITIES[kind])}, not {granularity!r}",
+    granularity = opts["granularity"] or record.qa.granularity
+    if granularity not in record.granularities:
+        raise InputError("config", f"{kind} is ranked at {', '.join(record.granularities)}, not {granularity!r}",
                          field="qa.granularity")
-    expand = opts["expand_rounds"] if opts["expand_rounds"] is not None else kind == "longmemeval"
+    expand = opts["expand_rounds"] if opts["expand_rounds"] is not None else record.qa.expand_rounds
     questions = pd.read_parquet(questions_path)
     chosen = select_questions(questions, opts)
     index = TurnIndex(pd.read_parquet(turns_path), pd.read_parquet(haystacks_path))
@@ -202,7 +207,7 @@ def _answers_into_rows(kind: str, records: list[dict], rows: list[dict], replies
         row["raw_answer"] = reply.value
         row["answer"] = answer = resolve_choice(reply.value, key)
         gold, upstream = gold_for(q), upstream_gold(q)
-        if kind == "locomo":  # token F1 against the gold in use and against the benchmark's own answer
+        if benchmark(kind).qa_rule("categories"):  # token F1 against the gold in use and against the benchmark's own answer
             category = int(q["category"])
             reference = upstream if upstream is not None else gold
             if category == 5 or gold is not None:

@@ -1,8 +1,9 @@
 """rank stage: one adapter over every question of one dataset, through the gold-free view only.
 
 The adapter sees opaque ids; this stage maps its ranking back to the benchmark's own item names and
-writes the run as Parquet plus a TREC run file. LongMemEval is ranked over the whole haystack (the
-upstream protocol scores full rankings), and so is Procedural (AP over every label); LoCoMo to `depth`.
+writes the run as Parquet plus a TREC run file. A benchmark whose record says `full_depth` (LongMemEval, whose
+upstream protocol scores full rankings; Procedural, AP over every label) is ranked over the whole haystack,
+the others (LoCoMo) to `depth`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from membench.adapters.registry import load_adapter
-from membench.datasets.registry import GRANULARITIES, USER_TURNS_ONLY
+from membench.benchmarks.registry import benchmark
 from membench.embedding_plan import run_texts
 from membench.io import atomic_path, atomic_write_parquet, atomic_write_text
 from membench.datasets.tables import needed
@@ -26,11 +27,10 @@ from membench.sessions.view import Query
 log = logging.getLogger(__name__)
 RUN_COLUMNS = {"question_id": "string", "rank": "int64", "item_id": "string", "score": "float64",
                "granularity": "string"}
-FULL_DEPTH_KINDS = {"longmemeval", "procedural"}  # Procedural: 336 trajectories, so AP is the full-label MAP
 
 
 def granularities_for(kind: str, adapter) -> list[str]:
-    return [g for g in GRANULARITIES[kind] if g in adapter.granularities]
+    return [g for g in benchmark(kind).granularities if g in adapter.granularities]
 
 
 def prefetch_embeddings(kind: str, adapter, store: SessionStore, queries: list[tuple[Query, str]]) -> None:
@@ -55,7 +55,7 @@ def rank_dataset(kind: str, store_paths: StorePaths, adapter, depth: int,
     if getattr(adapter, "needs_facts", False) and facts_dir is None:
         raise ValueError(f"adapter {adapter.name!r} ranks over facts, but no fact logs were given")
     item_map, query_map = needed(store_files(store_paths), "item_map", "query_map")
-    store = SessionStore(store_paths, user_turns_only=USER_TURNS_ONLY[kind], facts_dir=facts_dir)
+    store = SessionStore(store_paths, user_turns_only=benchmark(kind).user_turns_only, facts_dir=facts_dir)
     queries = part_of(list(store.queries(adapter.uses_metadata)), part, parts)
     prefetch_embeddings(kind, adapter, store, queries)
     items = pd.read_parquet(item_map)
@@ -63,11 +63,12 @@ def rank_dataset(kind: str, store_paths: StorePaths, adapter, depth: int,
     names["trajectory"] = names["session"]
     qids = dict(pd.read_parquet(query_map).itertuples(index=False))
     rows: list[tuple] = []
+    full_depth = benchmark(kind).full_depth
     for granularity in granularities_for(kind, adapter):
         mapping = names[granularity]
         for query, hay in tqdm(queries, desc=f"{adapter.name} {granularity}", mininterval=5, leave=False):
             haystack = store.haystack(hay)
-            k = len(haystack.documents(granularity)) if kind in FULL_DEPTH_KINDS else depth
+            k = len(haystack.documents(granularity)) if full_depth else depth
             for rank, (item, score) in enumerate(adapter.rank(query, haystack, granularity, k), 1):
                 rows.append((qids[query.key], rank, mapping[item], score, granularity))
     return pd.DataFrame(rows, columns=list(RUN_COLUMNS)).astype(RUN_COLUMNS)
@@ -110,10 +111,10 @@ def run(kind: str, store_paths: StorePaths, spec: str, params: dict[str, Any], d
         result = rank_dataset(kind, store_paths, adapter, depth, facts_dir)
     if result.empty:
         raise ValueError(f"adapter {name!r} ranked nothing on a {kind} dataset (granularities "
-                         f"{list(adapter.granularities)} vs {list(GRANULARITIES[kind])})")
+                         f"{list(adapter.granularities)} vs {list(benchmark(kind).granularities)})")
     meta = {"name": name, "adapter": spec, "class": f"{type(adapter).__module__}.{type(adapter).__qualname__}",
             "config": adapter.config(), "uses_metadata": list(adapter.uses_metadata),
-            "granularities": granularities_for(kind, adapter), "depth": "full" if kind in FULL_DEPTH_KINDS else depth,
+            "granularities": granularities_for(kind, adapter), "depth": "full" if benchmark(kind).full_depth else depth,
             "facts": str(facts_dir) if facts_dir else None}
     atomic_write_parquet(result, run_path)
     write_trec(result, trec_path, name)

@@ -8,19 +8,18 @@ from pathlib import Path
 
 import pandas as pd
 
+from membench.benchmarks.registry import benchmark
 from membench.io import atomic_write_parquet
-from membench.scoring import locomo, longmemeval, procedural
 from membench.scoring.tables import Gold
 
 log = logging.getLogger(__name__)
-SCORERS = {"longmemeval": longmemeval.score, "locomo": locomo.score, "procedural": procedural.score}
 
 
 def run(kind: str, run_path: Path, tables: Path | Mapping[str, Path], out: Path) -> pd.DataFrame:
     """Score the run over the gold ``tables`` (their paths, or the dataset folder)."""
     ranking = pd.read_parquet(run_path)
     gold = Gold.load(tables)
-    scores = SCORERS[kind](ranking, gold)
+    scores = benchmark(kind).score(ranking, gold)
     atomic_write_parquet(scores, out)
     counted = scores[scores.skip.isna()]
     log.info("%s: %d questions scored, %d skipped", run_path, counted.question_id.nunique(),

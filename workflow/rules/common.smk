@@ -6,6 +6,7 @@ import re
 import os
 from pathlib import Path
 
+from membench.benchmarks.registry import benchmark
 from membench.config import absolute_paths, enabled_datasets, is_local, subset_workdir, validate_config
 from membench.provenance import code_version, module_version
 
@@ -47,6 +48,17 @@ def dataset_spec(wildcards):
     return config["datasets"][wildcards.dataset]
 
 
+def dataset_benchmark(wildcards):
+    """The dataset's benchmark record (membench.benchmarks): what its kind is ranked, scored and reported by."""
+    return benchmark(dataset_spec(wildcards)["kind"])
+
+
+def benchmark_fields(*names):
+    """A param holding these fields of the dataset's benchmark record, so that editing one reruns the jobs that
+    read it (their `code` hashes name the stage files, not the record)."""
+    return lambda wildcards: {n: getattr(dataset_benchmark(wildcards), n) for n in names}
+
+
 def dataset_source(wildcards):
     """A local copy is read in place; otherwise the download rule's folder."""
     spec = dataset_spec(wildcards)
@@ -56,12 +68,12 @@ def dataset_source(wildcards):
 
 
 def errata_file(wildcards):
-    """The gold-label errata a LoCoMo parse applies (an input, so editing the file reparses)."""
-    if dataset_spec(wildcards)["kind"] != "locomo" or not config["errata"]["enabled"]:
+    """The gold-label errata a parse applies (LoCoMo; an input, so editing the file reparses)."""
+    if not dataset_benchmark(wildcards).errata or not config["errata"]["enabled"]:
         return []
     from membench.datasets.errata import shipped_path
 
-    return config["errata"]["path"] or str(shipped_path())
+    return config["errata"]["path"] or str(shipped_path(dataset_spec(wildcards)["kind"]))
 
 
 # ---------------------------------------------------------------- adapters
@@ -185,10 +197,11 @@ def run_files(pattern):
     return [pattern.format(dataset=d, adapter=a) for d, a in RUNS]
 
 
-def longmemeval_logs():
+def retrieval_logs():
+    """The upstream-format retrieval logs of the benchmarks that have them (LongMemEval), per granularity."""
     return [
         f"results/{d}/runs/{a}.retrieval_log.{g}.jsonl"
         for d, a in RUNS
-        if config["datasets"][d]["kind"] == "longmemeval"
-        for g in ("session", "turn")
+        if benchmark(config["datasets"][d]["kind"]).retrieval_log
+        for g in benchmark(config["datasets"][d]["kind"]).granularities
     ]

@@ -14,6 +14,7 @@ rule embed_texts:
         summary="results/{dataset}/embeddings/texts.json",
     params:
         kind=lambda w: dataset_spec(w)["kind"],
+        benchmark=benchmark_fields("granularities", "user_turns_only"),
         runs=embedding_runs,
         options=EMBEDDING_OPTIONS,
         code=code_version("membench/stages/embed.py", "membench/embedding_plan.py", "membench/sessions"),

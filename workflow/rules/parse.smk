@@ -13,7 +13,7 @@ rule parse:
         normalization="results/{dataset}/normalization.json",
     params:
         kind=lambda w: dataset_spec(w)["kind"],
-        errata=lambda w: config["errata"] if dataset_spec(w)["kind"] == "locomo" else None,
+        errata=lambda w: config["errata"] if dataset_benchmark(w).errata else None,
         subset=config["subset"],
         code=module_version("membench.stages.parse"),
     log:

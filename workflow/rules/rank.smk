@@ -14,6 +14,7 @@ RANK_INPUT = dict(
 )
 RANK_PARAMS = dict(
     kind=lambda w: dataset_spec(w)["kind"],
+    benchmark=benchmark_fields("granularities", "user_turns_only", "full_depth"),
     spec=adapter_spec,
     adapter_params=adapter_params,
     depth=config["retrieval"]["depth"],

@@ -36,7 +36,7 @@ rule difficulty:
         plot=report("results/plots/{dataset}_difficulty.png", category="Plots", caption="../report/groups.rst"),
     params:
         adapters=lambda w: [a for d, a in RUNS if d == w.dataset],
-        kind=lambda w: dataset_spec(w)["kind"],
+        breakdown=lambda w: dataset_benchmark(w).breakdown,
         subset=config["subset"],
         code=module_version("membench.report.difficulty"),
     log:
@@ -78,9 +78,10 @@ rule plots:
         curve=report("results/plots/{dataset}_curve.png", category="Plots", caption="../report/curve.rst"),
         groups=report("results/plots/{dataset}_groups.png", category="Plots", caption="../report/groups.rst"),
     params:
-        kind=lambda w: dataset_spec(w)["kind"],
+        curve=lambda w: dataset_benchmark(w).curve,
+        breakdown=lambda w: dataset_benchmark(w).breakdown,
         subset=config["subset"],
-        code=module_version("membench.report.plots", "membench.report.headlines"),
+        code=module_version("membench.report.plots"),
     log:
         "logs/plots/{dataset}.log",
     conda:
@@ -99,7 +100,7 @@ rule report:
         tables=rules.tables.output,
         per_question=expand("results/{dataset}/per_question.csv", dataset=DATASETS),
         difficulty=expand("results/{dataset}/difficulty.parquet", dataset=DATASETS),
-        logs=longmemeval_logs(),
+        logs=retrieval_logs(),
         qa=[f"results/{d}/qa/{a}.parquet" for d, a in ANSWERED],
         calibration=[f"results/{d}/qa/calibration.parquet" for d in CALIBRATED],
         official=[f"results/{d}/scores/{a}.parquet" for d, a in JUDGED],

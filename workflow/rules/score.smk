@@ -12,7 +12,7 @@ rule score:
         scores="results/{dataset}/scores/{adapter}.parquet",
     params:
         kind=lambda w: dataset_spec(w)["kind"],
-        code=lambda w: code_version("membench/stages/score.py") + module_version(f"membench.scoring.{dataset_spec(w)['kind']}"),
+        code=lambda w: code_version("membench/stages/score.py") + module_version(dataset_benchmark(w).score.__module__),
     log:
         "logs/score/{dataset}/{adapter}.log",
     benchmark:
