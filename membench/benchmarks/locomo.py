@@ -1,0 +1,25 @@
+"""LoCoMo (snap-research/locomo): evidence recall over turns in its own unit format, resampled by conversation."""
+
+from membench.benchmarks.record import Benchmark, Qa
+from membench.datasets import locomo
+from membench.scoring import locomo as scoring
+
+BENCHMARK = Benchmark(
+    kind=locomo.KIND,
+    parse=locomo.parse,
+    score=scoring.score,
+    granularities=("turn",),
+    headlines=("evidence_recall@1", "evidence_recall@5", "evidence_recall@10", "evidence_recall@25",
+               "evidence_recall@50"),
+    curve="evidence_recall",
+    breakdown="evidence_recall@10",
+    units_note=('Retrieval units: LoCoMo\'s own (`units: upstream`): each turn indexed as `(<session date>) '
+                '<speaker> said, "<text>"`, plus `[shares <image caption>]` when it shares an image, as in '
+                "snap-research/locomo `task_eval/dpr_qa.py`."),
+    unit_format=locomo.retrieval_unit,
+    cluster=("conversation", "haystack_id"),
+    qa=Qa(granularity="turn", expand_rounds=False, categories=True),
+    facts=True,
+    observations=True,
+    errata=True,
+)

@@ -1,0 +1,22 @@
+"""LongMemEval (xiaowu0162/LongMemEval): its retrieval protocol over user turns, ranked in full, and QA."""
+
+from membench.benchmarks.record import Benchmark, Qa
+from membench.datasets import longmemeval
+from membench.scoring import longmemeval as scoring
+
+BENCHMARK = Benchmark(
+    kind=longmemeval.KIND,
+    parse=longmemeval.parse,
+    score=scoring.score,
+    granularities=("session", "turn"),
+    headlines=("session/recall_any@5", "session/recall_all@5", "session/ndcg_any@10", "turn2session/recall_all@5",
+               "turn2session/ndcg_any@10", "turn/recall_all@10"),
+    curve="session/recall_any",
+    breakdown="session/recall_all@5",
+    units_note="Retrieval units: LongMemEval's own (user turns; sessions of user turns), ranked in full.",
+    user_turns_only=True,
+    full_depth=True,
+    qa=Qa(granularity="session", expand_rounds=True, abstention=True),
+    facts=True,
+    retrieval_log=True,
+)

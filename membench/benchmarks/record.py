@@ -1,0 +1,53 @@
+"""What membench knows about one benchmark kind, written once: how to parse it, what it is ranked and scored at,
+what the report leads with, and which optional stages (QA, facts, judge, errata) apply to it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from membench.datasets.tables import ParsedDataset
+    from membench.scoring.tables import Gold
+
+
+@dataclass(frozen=True)
+class Qa:
+    """How answer-mode QA runs on a benchmark (`Benchmark.qa` is None where it does not)."""
+
+    granularity: str  # the ranking whose top K becomes the context when qa.granularity is null
+    expand_rounds: bool  # default of qa.expand_rounds: a retrieved user turn brings the reply that follows it
+    categories: bool = False  # LoCoMo's categories: cat-2 date hint, cat-5 choice decided by rule, token F1
+    abstention: bool = False  # LongMemEval's abstention questions are judged as "unanswerable"
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark kind (`datasets.<name>.kind` in the config)."""
+
+    kind: str
+    parse: Callable[[Path], ParsedDataset]  # the native files (a file or folder) -> normalised tables
+    score: Callable[[pd.DataFrame, Gold], pd.DataFrame]  # a run + gold -> one row per question x metric
+    granularities: tuple[str, ...]  # what it is ranked and scored at, in run order
+    headlines: tuple[str, ...]  # the metrics its tables lead with (also the Holm headline family)
+    curve: str  # the metric family drawn over k (`<curve>@k`)
+    breakdown: str  # the metric the per-group table and plot show
+    units_note: str  # the report's sentence on what a retrieval unit is
+    user_turns_only: bool = False  # the protocol indexes user turns only
+    full_depth: bool = False  # ranked over the whole haystack (else to retrieval.depth)
+    unit_format: Callable[[str | None, str | None, str, str | None], str] | None = None  # its own turn text
+    cluster: tuple[str, str] | None = None  # bootstrap unit: (its name, the questions column holding it)
+    qa: Qa | None = None  # answer-mode QA
+    facts: bool = False  # model-extracted facts (facts.source: llm)
+    observations: bool = False  # ships its own fact logs (facts.source: observation)
+    errata: bool = False  # gold-label errata apply (membench/datasets/errata/<kind>.json)
+    judged: bool = False  # its top k is graded by the LLM judge (judge:)
+    retrieval_log: bool = False  # upstream-format retrieval logs are written per granularity
+
+    def qa_rule(self, name: str) -> bool:
+        """Whether its QA follows the `Qa` rule `name` ("categories", "abstention"); False without QA."""
+        return bool(self.qa and getattr(self.qa, name))

@@ -1,0 +1,51 @@
+"""The benchmark kinds membench knows, by name. Adding one: a module defining its `Benchmark` record, and one
+line in `BUILT_IN` (or a `register()` call, as tests/test_benchmark_record.py does)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from membench.benchmarks import locomo, longmemeval, procedural
+from membench.benchmarks.record import Benchmark
+from membench.datasets.tables import ParsedDataset
+from membench.errors import InputError
+
+BUILT_IN = (longmemeval.BENCHMARK, locomo.BENCHMARK, procedural.BENCHMARK)
+BENCHMARKS: dict[str, Benchmark] = {}
+
+
+def register(record: Benchmark) -> Benchmark:
+    """Make a kind known to every stage; registering the same record again is a no-op, another one an error."""
+    known = BENCHMARKS.get(record.kind)
+    if known is not None and known != record:
+        raise ValueError(f"benchmark kind {record.kind!r} is already registered with another record")
+    BENCHMARKS[record.kind] = record
+    return record
+
+
+def kinds() -> list[str]:
+    return sorted(BENCHMARKS)
+
+
+def supporting(feature: str) -> list[str]:
+    """The kinds whose record sets `feature` (a `Benchmark` field: "qa", "facts", "judged", ...)."""
+    return [k for k in kinds() if getattr(BENCHMARKS[k], feature)]
+
+
+def benchmark(kind: str) -> Benchmark:
+    if kind not in BENCHMARKS:
+        raise KeyError(f"unknown benchmark kind {kind!r}; known: {', '.join(kinds())}")
+    return BENCHMARKS[kind]
+
+
+def parse_dataset(kind: str, source: Path) -> ParsedDataset:
+    """Parse a benchmark's native files, naming the source when the kind or the files are unknown."""
+    if kind not in BENCHMARKS:
+        raise InputError(source, f"unknown dataset kind {kind!r}; known: {', '.join(kinds())}")
+    if not Path(source).exists():
+        raise InputError(source, "dataset source not found")
+    return BENCHMARKS[kind].parse(Path(source))
+
+
+for _record in BUILT_IN:
+    register(_record)
