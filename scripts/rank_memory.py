@@ -13,4 +13,5 @@ with log_to(snakemake.log[0]):
     stage.run(p.kind, Path(snakemake.input.queries).parent.parent, p.spec, dict(p.adapter_params), p.depth,
               w.adapter, run_path=out.run, trec_path=out.trec, meta_path=out.meta, cost_path=out.cost,
               store_root=Path(p.store), embeddings_dir=Path(p.embeddings), config={"llm": dict(p.llm)},
-              llm_cache=Path(p.llm_cache), dataset=w.dataset)
+              llm_cache=Path(p.llm_cache), dataset=w.dataset,
+              embedding_options=dict(p.embedding_options))

@@ -105,7 +105,8 @@ def test_mem0_raw_messages_on_locomo_end_to_end(tmp_path, locomo_dir, procedural
     assert set(recall.adapter) == {"bm25", "dense", "mem0"} and recall["mean"].between(0.05, 1).all()
     report = (work / "results" / "report.md").read_text(encoding="utf-8")
     assert "## Memory systems (ingest, then search)" in report and "- locomo: all 3 runs were asked for k = 100." in report
-    assert "| locomo | mem0 | shared | 1 | 272 | 0 |" in report
+    assert "| locomo | mem0 | raw messages: each turn's text (+ image caption) as content, speaker as name, " \
+           "session time as created_at | shared | 1 | 272 | 0 |" in report
 
     shutil.rmtree(work / "results" / "locomo" / "runs")  # a rerun finds every session in the store
     done = run_snakemake(work, work / "mem0.yaml", "--cores", "2", "results/locomo/runs/mem0.json")

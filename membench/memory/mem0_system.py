@@ -1,9 +1,12 @@
 """`mem0`: the mem0 library (`pip install "membench[mem0]"`), run offline, as a memory system under test.
 
 Store: mem0's embedded Qdrant (a local folder) plus its SQLite history, both inside the membench store
-folder. Embedder: the packaged all-MiniLM-L6-v2 through membench's embedding cache (a text embedded once
-is shared with the `dense` runs). Telemetry: off (`MEM0_TELEMETRY=False` is set before mem0 is imported;
-mem0 reads it at import time) and mem0's home folder (`MEM0_DIR`) is the store folder, not `~/.mem0`.
+folder. Embedder: the packaged all-MiniLM-L6-v2 through membench's embedding cache (a text embedded once,
+e.g. a question, is shared with the `dense` runs). What goes in is what a product would send: the raw
+messages (`content: message`, the default; `dense` instead embeds the dataset's retrieval units, which on
+LoCoMo carry the date and speaker), or with `content: unit` those units, to compare like with like.
+Telemetry: off (`MEM0_TELEMETRY=False` is set before mem0 is imported; mem0 reads it at import time)
+and mem0's home folder (`MEM0_DIR`) is the store folder, not `~/.mem0`.
 
 `infer: false` stores every message as one memory (zero model calls). `infer: true` lets mem0's own LLM
 extraction turn messages into facts; the calls go to membench's caching endpoint, so they are cached,
@@ -30,10 +33,16 @@ from typing import Any, Sequence
 from membench.io import atomic_write_text
 from membench.memory.protocol import Hit, MemoryContext, MemorySystem, Scope, SessionLog
 from membench.sessions.reader import read_events
-from membench.sessions.view import Query, turn_text
+from membench.sessions.view import Query, turn_text, unit_text
 
 USER = "membench"
-DEFAULTS = {"infer": False, "share_sessions": True, "turns_per_add": 2, "threshold": 0.0, "llm_params": {}}
+DEFAULTS = {"infer": False, "share_sessions": True, "turns_per_add": 2, "threshold": 0.0, "llm_params": {},
+            "content": "message"}
+CONTENT = {  # what a message's content is -> what the report says was ingested
+    "message": "raw messages: each turn's text (+ image caption) as content, speaker as name, session time as "
+               "created_at",
+    "unit": "the dataset's retrieval units (datasets.<name>.units, e.g. LoCoMo's dated 'X said' lines) as content",
+}
 
 
 def import_mem0():
@@ -85,12 +94,18 @@ class Mem0System(MemorySystem):
         if unknown:
             raise ValueError(f"mem0: unknown parameter(s) {sorted(unknown)}; known: {sorted(DEFAULTS)}")
         super().__init__(**{**DEFAULTS, **params})
+        if self.params["content"] not in CONTENT:
+            raise ValueError(f"mem0: content must be one of {sorted(CONTENT)}, got {self.params['content']!r}")
         self.memory = None
         self._seen: dict[str, Any] = {}  # what open() found: mem0's version and which of its ranking parts run
 
     @property
     def makes_model_calls(self) -> bool:  # type: ignore[override]
         return bool(self.params["infer"])
+
+    def ingests(self) -> str:
+        extraction = "mem0's LLM facts drawn from " if self.params["infer"] else ""
+        return extraction + CONTENT[self.params["content"]]
 
     @property
     def shares_sessions(self) -> bool:
@@ -135,7 +150,7 @@ class Mem0System(MemorySystem):
 
     def ingest(self, log: SessionLog) -> None:
         turns = [e for e in read_events(log.path) if e.kind == "turn"]
-        texts = [turn_text(e) for e in turns]
+        texts = [unit_text(e) if self.params["content"] == "unit" else turn_text(e) for e in turns]
         self.context.embedding_cache.encode(texts)  # one batch, so mem0's one-at-a-time calls hit the cache
         self._mark_start(log.key)
         step = 1 if not self.params["infer"] else max(1, int(self.params["turns_per_add"]))

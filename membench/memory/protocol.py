@@ -76,6 +76,10 @@ class MemorySystem:
     def config(self) -> dict[str, Any]:
         return dict(self.params)
 
+    def ingests(self) -> str:
+        """What text goes into the store, in a few words (the report shows it beside the run)."""
+        return "the session logs (events.jsonl)"
+
     def open(self, context: MemoryContext) -> None:
         self.context = context
 

@@ -2,8 +2,9 @@
 
 Reference for plugging in a system that has no store of its own: ingest records nothing, and each
 search reads the question's `<key>/events.jsonl` files from the log folder (read once per file and
-modification time), scores their turns with BM25 (`bm25`'s tokens and parameters), and breaks ties by
-recency: the file's modification time, which the ingest stage sets to the session's time (newer first),
+modification time), scores each turn's retrieval unit as the log holds it (the dataset's unit format,
+`datasets.<name>.units`: the text `bm25` indexes) with BM25 (`bm25`'s tokens and parameters), and breaks
+ties by recency: the file's modification time, which the ingest stage sets to the session's time (newer first),
 then position in the file.
 """
 
@@ -17,7 +18,7 @@ from typing import Any, Sequence
 from membench.adapters.bm25 import BM25Index
 from membench.memory.protocol import Hit, MemorySystem, Scope, SessionLog
 from membench.sessions.reader import read_events
-from membench.sessions.view import Event, Query, turn_text
+from membench.sessions.view import Event, Query, unit_text
 from membench.text import merge_params, word_tokens
 
 
@@ -37,6 +38,9 @@ class SessionLogSystem(MemorySystem):
     def shares_sessions(self) -> bool:
         return True  # the log folder is the store: every session is there once
 
+    def ingests(self) -> str:
+        return "nothing: each search reads the logs' turns (the dataset's retrieval units)"
+
     def ingest(self, log: SessionLog) -> None:
         pass  # nothing to index: the product reads the logs when asked
 
@@ -48,7 +52,7 @@ class SessionLogSystem(MemorySystem):
         """The turns of these files (with their times) and their BM25 index; rebuilt when a file changes."""
         found = [(e, mtime) for path, mtime in files for e in _turns(path, mtime)]
         p = self.params
-        return found, BM25Index([word_tokens(turn_text(e)) for e, _ in found], p["k1"], p["b"], p["epsilon"])
+        return found, BM25Index([word_tokens(unit_text(e)) for e, _ in found], p["k1"], p["b"], p["epsilon"])
 
     def search(self, query: Query, k: int, scope: Scope) -> Sequence[Hit]:
         files = [(scope.directory / key / "events.jsonl") for key in scope.sessions]

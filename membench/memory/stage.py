@@ -28,7 +28,8 @@ STAGES = ("memory-ingest", "memory-search")
 
 def run(kind: str, dataset_dir: Path, spec: str, params: Mapping[str, Any], depth: int, name: str, *,
         run_path: Path, trec_path: Path, meta_path: Path, cost_path: Path, store_root: Path,
-        embeddings_dir: Path | None, config: Mapping[str, Any], llm_cache: Path, dataset: str) -> dict:
+        embeddings_dir: Path | None, config: Mapping[str, Any], llm_cache: Path, dataset: str,
+        embedding_options: Mapping[str, Any] | None = None) -> dict:
     cls = resolve(spec)
     if not is_memory_system(cls):
         raise ValueError(f"run {name!r}: {spec!r} is not a memory system (membench.memory.protocol.MemorySystem)")
@@ -40,7 +41,7 @@ def run(kind: str, dataset_dir: Path, spec: str, params: Mapping[str, Any], dept
             stack.callback(client.close)
             endpoint = stack.enter_context(CachingEndpoint(client, STAGES[0]))
         result, acc = run_memory(kind, Path(dataset_dir), system, depth, Path(store_root),
-                                 shared_cache(embeddings_dir), endpoint)
+                                 shared_cache(embeddings_dir, **dict(embedding_options or {})), endpoint)
         calls = {s: (endpoint.client.meter.stage(s) if endpoint else {"calls": 0, "cache_hits": 0}) for s in STAGES}
         cost = write_cost(None, endpoint.client, stage="memory", dataset=dataset, adapter=name) if endpoint else {
             "stage": "memory", "dataset": dataset, "adapter": name, "status": "complete", "model": None,
@@ -52,7 +53,8 @@ def run(kind: str, dataset_dir: Path, spec: str, params: Mapping[str, Any], dept
     meta = {"name": name, "adapter": spec, "class": f"{type(system).__module__}.{type(system).__qualname__}",
             "config": system.config(), "uses_metadata": list(system.uses_metadata),
             "granularities": list(acc.k), "depth": "full" if "full" in acc.k.values() else depth,
-            "facts": None, "memory": {**memory, "shares_sessions": system.shares_sessions}}
+            "facts": None,
+            "memory": {**memory, "shares_sessions": system.shares_sessions, "ingested": system.ingests()}}
     atomic_write_parquet(result, Path(run_path))
     write_trec(result, Path(trec_path), name)
     atomic_write_text(Path(meta_path), json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")

@@ -25,6 +25,7 @@ rule rank_memory:
         adapter_params=adapter_params,
         depth=config["retrieval"]["depth"],
         embeddings=EMBEDDINGS,
+        embedding_options=EMBEDDING_OPTIONS,
         llm_cache=LLM_CACHE,
         llm=config["llm"],
         store=lambda w: f"{config['memory_dir']}/{w.dataset}/{w.adapter}-{adapter_version(adapter_spec(w), adapter_params(w))}",
