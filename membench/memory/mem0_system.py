@@ -19,7 +19,9 @@ under its own `run_id` (mem0 then extracts each session on its own, independent 
 search is filtered to the question's sessions. With false, one store per haystack and one `user_id`
 across its sessions, mem0's natural use for one user's history (extraction sees earlier memories).
 Without spaCy/fastembed installed mem0 ranks by vector similarity alone (its BM25 and entity boosts
-switch themselves off); `features` in the run metadata says which were active.
+switch themselves off); `features` in the run metadata says which were active. Its vector search is
+put in an order that does not depend on the store's layout (`mem0_order`), so a resumed store ranks as a
+fresh one does.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from membench.io import atomic_write_text
+from membench.memory.mem0_order import layout_free
 from membench.memory.protocol import Hit, MemoryContext, MemorySystem, Scope, SessionLog
 from membench.sessions.reader import read_events
 from membench.sessions.view import Query, turn_text, unit_text
@@ -134,6 +137,7 @@ class Mem0System(MemorySystem):
             "history_db_path": str(context.store_dir / "history.db"),
         })
         self.memory.embedding_model = _CachedEmbedder(context.embedding_cache)
+        layout_free(self.memory.vector_store, context.embedding_cache)
         relaxed = _relax_sync(self.memory)
         import mem0
 
@@ -190,9 +194,12 @@ class Mem0System(MemorySystem):
                     item.get("memory") or "") for item in found.get("results", [])]
 
     def close(self) -> None:
+        """mem0's own close leaves its local Qdrant client (and the folder's lock) open until garbage
+        collection; close it here, so the same store can be opened again in this process (a resumed run)."""
         if self.memory is not None:
             with contextlib.suppress(Exception):
                 self.memory.close()
+            self.memory.vector_store.client.close()
             self.memory = None
 
 
