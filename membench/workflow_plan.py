@@ -13,6 +13,7 @@ from membench.adapters.base import Adapter
 from membench.adapters.registry import facts_base, resolve
 from membench.adapters.retrieval_system import RetrievalSystemAdapter
 from membench.datasets.registry import GRANULARITIES
+from membench.memory.registry import is_memory_system
 
 
 def adapter_runs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -35,7 +36,9 @@ def adapter_runs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def granularities_of(spec: str) -> tuple[str, ...]:
     cls = resolve(spec)
-    return tuple(cls.granularities if issubclass(cls, Adapter) else RetrievalSystemAdapter.granularities)
+    if issubclass(cls, Adapter) or is_memory_system(cls):
+        return tuple(cls.granularities)
+    return tuple(RetrievalSystemAdapter.granularities)
 
 
 def facts_source(config: dict[str, Any], dataset: str) -> str | None:
