@@ -10,7 +10,7 @@ from membench.memory import stage  # noqa: E402
 
 with log_to(snakemake.log[0]):
     out, p, w = snakemake.output, snakemake.params, snakemake.wildcards
-    stage.run(p.kind, Path(snakemake.input.queries).parent.parent, p.spec, dict(p.adapter_params), p.depth,
+    stage.run(p.kind, dict(snakemake.input.items()), p.spec, dict(p.adapter_params), p.depth,
               w.adapter, run_path=out.run, trec_path=out.trec, meta_path=out.meta, cost_path=out.cost,
               store_root=Path(p.store), embeddings_dir=Path(p.embeddings), config={"llm": dict(p.llm)},
               llm_cache=Path(p.llm_cache), dataset=w.dataset,

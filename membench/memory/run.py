@@ -22,7 +22,8 @@ from membench.datasets.registry import GRANULARITIES, USER_TURNS_ONLY
 from membench.memory.ledger import IngestLedger
 from membench.memory.plan import plan_stores
 from membench.memory.protocol import MemoryContext, MemorySystem, Scope, SessionLog
-from membench.sessions.reader import SessionStore
+from membench.datasets.tables import needed
+from membench.sessions.reader import SessionStore, StorePaths, store_files
 from membench.sessions.view import Haystack
 from membench.stages.rank import FULL_DEPTH_KINDS, RUN_COLUMNS
 
@@ -114,15 +115,16 @@ def ingest_store(system: MemorySystem, sessions, directory: Path, store_dir: Pat
         ledger.finish(session.session_id, seconds, (endpoint.calls() if endpoint else 0) - calls)
 
 
-def run_memory(kind: str, dataset_dir: Path, system: MemorySystem, depth: int, store_root: Path,
+def run_memory(kind: str, store_paths: StorePaths, system: MemorySystem, depth: int, store_root: Path,
                embedding_cache=None, endpoint=None) -> tuple[pd.DataFrame, Accounting]:
-    """Ingest and search every query of one dataset; the run (benchmark item ids) and its accounting."""
-    dataset_dir = Path(dataset_dir)
-    store = SessionStore(dataset_dir, user_turns_only=USER_TURNS_ONLY[kind])
-    items = pd.read_parquet(dataset_dir / "maps" / "item_map.parquet")
+    """Ingest and search every query of one dataset; the run (benchmark item ids) and its accounting.
+    `store_paths`: the ingest stage's files (`membench.sessions.reader.STORE_FILES`) or the dataset folder."""
+    directory, item_map, query_map = needed(store_files(store_paths), "sessions", "item_map", "query_map")
+    store = SessionStore(store_paths, user_turns_only=USER_TURNS_ONLY[kind])
+    items = pd.read_parquet(item_map)
     names = {g: dict(zip(part.opaque_id, part.item_id)) for g, part in items.groupby("granularity")}
     names["trajectory"] = names["session"]
-    qids = dict(pd.read_parquet(dataset_dir / "maps" / "query_map.parquet").itertuples(index=False))
+    qids = dict(pd.read_parquet(query_map).itertuples(index=False))
     granularities = [g for g in GRANULARITIES[kind] if g in system.granularities]
     queries: dict[str, list] = {}
     for query, hay in store.queries(system.uses_metadata):
@@ -130,7 +132,6 @@ def run_memory(kind: str, dataset_dir: Path, system: MemorySystem, depth: int, s
     order = {q.key: i for i, q in enumerate(q for qs in queries.values() for q in qs)}
     plan = plan_stores(store, list(queries), system.shares_sessions)
     acc = Accounting(k={g: "full" if kind in FULL_DEPTH_KINDS else depth for g in granularities})
-    directory = dataset_dir / "sessions"
     rows: list[tuple] = []
     for store_key, sessions in plan.sessions.items():
         store_dir = Path(store_root) / store_key

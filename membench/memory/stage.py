@@ -19,14 +19,15 @@ from membench.io import atomic_write_parquet, atomic_write_text
 from membench.memory.endpoint import CachingEndpoint
 from membench.memory.registry import is_memory_system, load_memory_system
 from membench.memory.run import run_memory
-from membench.report.costs import make_client, write_cost
+from membench.sessions.reader import StorePaths
+from membench.stages.model_calls import make_client, write_cost
 from membench.stages.rank import write_trec
 
 log = logging.getLogger(__name__)
 STAGES = ("memory-ingest", "memory-search")
 
 
-def run(kind: str, dataset_dir: Path, spec: str, params: Mapping[str, Any], depth: int, name: str, *,
+def run(kind: str, store_paths: StorePaths, spec: str, params: Mapping[str, Any], depth: int, name: str, *,
         run_path: Path, trec_path: Path, meta_path: Path, cost_path: Path, store_root: Path,
         embeddings_dir: Path | None, config: Mapping[str, Any], llm_cache: Path, dataset: str,
         embedding_options: Mapping[str, Any] | None = None) -> dict:
@@ -40,7 +41,7 @@ def run(kind: str, dataset_dir: Path, spec: str, params: Mapping[str, Any], dept
             client = make_client(config, llm_cache, stage=STAGES[0])
             stack.callback(client.close)
             endpoint = stack.enter_context(CachingEndpoint(client, STAGES[0]))
-        result, acc = run_memory(kind, Path(dataset_dir), system, depth, Path(store_root),
+        result, acc = run_memory(kind, store_paths, system, depth, Path(store_root),
                                  shared_cache(embeddings_dir, **dict(embedding_options or {})), endpoint)
         calls = {s: (endpoint.client.meter.stage(s) if endpoint else {"calls": 0, "cache_hits": 0}) for s in STAGES}
         cost = write_cost(None, endpoint.client, stage="memory", dataset=dataset, adapter=name) if endpoint else {
