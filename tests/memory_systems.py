@@ -28,6 +28,7 @@ class NoteSystem(MemorySystem):
         self.calls: Counter = Counter()
         self.ingested: Counter = Counter()
         self.forgotten: list[str] = []
+        self.prepared: list[tuple[int, int]] = []  # (sessions to ingest, questions) per store
 
     @property
     def shares_sessions(self) -> bool:
@@ -35,6 +36,9 @@ class NoteSystem(MemorySystem):
 
     def _file(self, key: str) -> Path:
         return self.context.store_dir / f"{key}.json"
+
+    def prepare(self, logs, queries) -> None:
+        self.prepared.append((len(logs), len(queries)))
 
     def ingest(self, log) -> None:
         self.calls["ingest"] += 1

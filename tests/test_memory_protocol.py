@@ -61,16 +61,18 @@ def test_each_distinct_session_is_ingested_once_and_reused(shared_fragment, tmp_
     assert set(system.ingested.values()) == {1}  # every distinct session exactly once
     assert acc.as_dict({})["sessions_ingested"] == 80 and acc.stores == 1 and acc.reused == 0
     assert system.calls["search"] == 3 * 2  # three questions x (session, turn)
+    assert system.prepared == [(80, 3)]  # told once, before ingest, what the store will hold and be asked
     assert acc.k == {"session": "full", "turn": "full"}
 
     again = NoteSystem()
     rerun, acc2 = run_memory("longmemeval", folder, again, 50, tmp_path / "shared")
-    assert again.calls["ingest"] == 0 and acc2.reused == 80
+    assert again.calls["ingest"] == 0 and acc2.reused == 80 and again.prepared == [(0, 3)]
     assert rerun.equals(run)
 
     per_haystack = NoteSystem(share=False)
     run3, acc3 = run_memory("longmemeval", folder, per_haystack, 50, tmp_path / "each")
     assert acc3.stores == 3 and per_haystack.calls["ingest"] == 158  # shared sessions once per store
+    assert per_haystack.prepared == [(39, 1), (41, 1), (78, 1)]
     assert run3.equals(run)  # scoping one store by filter gives what separate stores give
 
 

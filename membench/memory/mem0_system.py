@@ -152,10 +152,19 @@ class Mem0System(MemorySystem):
     def _ids(self, key: str) -> dict[str, str]:
         return {"user_id": USER, "run_id": key} if self.shares_sessions else {"user_id": USER}
 
-    def ingest(self, log: SessionLog) -> None:
+    def _turns(self, log: SessionLog) -> tuple[list, list[str]]:
         turns = [e for e in read_events(log.path) if e.kind == "turn"]
-        texts = [unit_text(e) if self.params["content"] == "unit" else turn_text(e) for e in turns]
-        self.context.embedding_cache.encode(texts)  # one batch, so mem0's one-at-a-time calls hit the cache
+        return turns, [unit_text(e) if self.params["content"] == "unit" else turn_text(e) for e in turns]
+
+    def prepare(self, logs: Sequence[SessionLog], queries: Sequence[Query]) -> None:
+        """Embed every message and question of the store in one batch: mem0 embeds one text per call, and
+        the encoder batches texts of equal length, which a single session seldom has."""
+        self.context.embedding_cache.encode([t for log in logs for t in self._turns(log)[1]]
+                                            + [q.text for q in queries])
+
+    def ingest(self, log: SessionLog) -> None:
+        turns, texts = self._turns(log)
+        self.context.embedding_cache.encode(texts)  # cached by prepare; a batch here if not
         self._mark_start(log.key)
         step = 1 if not self.params["infer"] else max(1, int(self.params["turns_per_add"]))
         with _pinned_prompt_date(self._main, log.timestamp):

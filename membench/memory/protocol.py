@@ -6,7 +6,8 @@ and later answers `search(query, k, scope)` with `Hit`s that point back into the
 (`<session key>_<n>`), a session key, or — for a fact the system derived — the refs of the turns it was
 drawn from. membench turns the hits into a ranking of the benchmark's items and scores it against gold.
 
-Lifecycle, per store: `open(context)` -> `ingest(log)` for each session not yet in the store (a resumed
+Lifecycle, per store: `open(context)` -> `prepare(logs, queries)` (optional: batch the store's work, e.g.
+embed every message and question in one model call) -> `ingest(log)` for each session not yet in the store (a resumed
 store first gets `forget(key)` for a session whose ingest was cut off) -> `search(...)` many times ->
 `close()`. `shares_sessions = True` means one store per dataset holds every distinct session once and
 `search` keeps to `scope.sessions`; False means one store per haystack (keyed by its content).
@@ -82,6 +83,10 @@ class MemorySystem:
 
     def open(self, context: MemoryContext) -> None:
         self.context = context
+
+    def prepare(self, logs: Sequence[SessionLog], queries: Sequence[Query]) -> None:
+        """Called once per store before its ingest: the sessions still to ingest and the questions it will be
+        searched for (nothing by default)."""
 
     def ingest(self, log: SessionLog) -> None:
         raise NotImplementedError

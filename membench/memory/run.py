@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import pandas as pd
 
@@ -24,7 +24,7 @@ from membench.memory.plan import plan_stores
 from membench.memory.protocol import MemoryContext, MemorySystem, Scope, SessionLog
 from membench.datasets.tables import needed
 from membench.sessions.reader import SessionStore, StorePaths, store_files
-from membench.sessions.view import Haystack
+from membench.sessions.view import Haystack, Query
 from membench.stages.rank import FULL_DEPTH_KINDS, RUN_COLUMNS
 
 
@@ -89,21 +89,25 @@ def _phase(endpoint, stage: str) -> None:
 
 
 def ingest_store(system: MemorySystem, sessions, directory: Path, store_dir: Path, acc: Accounting,
-                 endpoint=None) -> None:
+                 endpoint=None, queries: Sequence[Query] = ()) -> None:
+    """Ingest the sessions not yet in the store (forgetting a cut-off one first); `queries`, the questions the
+    store will be searched for, go to `system.prepare` with the sessions still to ingest."""
     ledger = IngestLedger(store_dir)
     for key in sorted(ledger.cut_off()):
         system.forget(key)
         acc.resumed += 1
-    for session in sessions:
-        if session.session_id in ledger.done:
-            acc.reused += 1
-            continue
+    logs = [SessionLog(s.session_id, directory / s.session_id / "events.jsonl", s.timestamp) for s in sessions]
+    todo = [log for log in logs if log.key not in ledger.done]
+    acc.reused += len(logs) - len(todo)
+    began = time.perf_counter()
+    system.prepare(todo, queries)
+    acc.ingest_seconds += time.perf_counter() - began
+    for log in todo:
         calls = endpoint.calls() if endpoint else 0
-        ledger.start(session.session_id)
+        ledger.start(log.key)
         began = time.perf_counter()
         try:
-            system.ingest(SessionLog(session.session_id, directory / session.session_id / "events.jsonl",
-                                     session.timestamp))
+            system.ingest(log)
         except Exception as exc:
             if endpoint is not None and endpoint.stopped:
                 raise MemoryRunStopped(f"{system.name}: ingest stopped: {endpoint.stopped}; everything paid for "
@@ -111,8 +115,8 @@ def ingest_store(system: MemorySystem, sessions, directory: Path, store_dir: Pat
             raise
         seconds = time.perf_counter() - began
         acc.ingest_seconds += seconds
-        acc.ingested[session.session_id] += 1
-        ledger.finish(session.session_id, seconds, (endpoint.calls() if endpoint else 0) - calls)
+        acc.ingested[log.key] += 1
+        ledger.finish(log.key, seconds, (endpoint.calls() if endpoint else 0) - calls)
 
 
 def run_memory(kind: str, store_paths: StorePaths, system: MemorySystem, depth: int, store_root: Path,
@@ -140,7 +144,8 @@ def run_memory(kind: str, store_paths: StorePaths, system: MemorySystem, depth: 
                                   endpoint.client.model if endpoint else None))
         try:
             _phase(endpoint, "memory-ingest")
-            ingest_store(system, sessions, directory, store_dir, acc, endpoint)
+            ingest_store(system, sessions, directory, store_dir, acc, endpoint,
+                         [q for hay in plan.haystacks[store_key] for q in queries[hay]])
             acc.stores += 1
             acc.sessions_in_stores += len(sessions)
             _phase(endpoint, "memory-search")
