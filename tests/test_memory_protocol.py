@@ -99,7 +99,9 @@ def test_memory_runs_are_byte_identical_under_gold_permutation(kind, request, tm
     assert (original / "qrels.parquet").read_bytes() != (permuted / "qrels.parquet").read_bytes()
     files = []
     for folder in (original, permuted):
-        run, _ = run_memory(kind, folder, builtin_class("session-log")(), 50, folder / "store")
+        run, acc = run_memory(kind, folder, builtin_class("session-log")(), 50, folder / "store")
+        # LongMemEval: 2 questions x (whole haystack of turns, of sessions); LoCoMo: k = 50 for both, one search
+        assert acc.searches == {"longmemeval": 2 * 2, "locomo": 1986}[kind]
         atomic_write_parquet(run, folder / "run.parquet")
         write_trec(run, folder / "run.trec", "session-log")
         files.append(((folder / "run.parquet").read_bytes(), (folder / "run.trec").read_bytes()))

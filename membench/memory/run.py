@@ -5,7 +5,8 @@ level every turn ref a hit names (a derived fact names several), at session leve
 refs (or session keys) belong to; first mention wins, and a ref outside the question's haystack or not a
 ranked unit there (LongMemEval ranks user turns only) is dropped and counted. Every run on a dataset is
 asked for the same k as the adapters (`retrieval.depth`; LongMemEval: the whole haystack); a search that
-yields fewer than k items is counted as short, so the report can flag it.
+yields fewer than k items is counted as short, so the report can flag it. A question is searched once per k
+(LoCoMo: once, its turn and session rankings both come from those hits).
 """
 
 from __future__ import annotations
@@ -152,14 +153,17 @@ def run_memory(kind: str, store_paths: StorePaths, system: MemorySystem, depth: 
             for hay in plan.haystacks[store_key]:
                 haystack = store.haystack(hay)
                 scope = Scope(tuple(s.session_id for s in haystack.sessions), directory)
+                asked: dict[tuple[str, int], Any] = {}  # one search per question and k, whatever the granularity
                 for granularity in granularities:
                     documents = [d.item_id for d in haystack.documents(granularity)]
                     k = len(documents) if kind in FULL_DEPTH_KINDS else depth
                     for query in queries[hay]:
-                        began = time.perf_counter()
-                        hits = system.search(query, k, scope)
-                        acc.search_seconds += time.perf_counter() - began
-                        acc.searches += 1
+                        if (query.key, k) not in asked:
+                            began = time.perf_counter()
+                            asked[query.key, k] = system.search(query, k, scope)
+                            acc.search_seconds += time.perf_counter() - began
+                            acc.searches += 1
+                        hits = asked[query.key, k]
                         found, foreign = ranked_items(hits, granularity, haystack, set(documents))
                         found = found[:k]
                         acc.foreign_refs += foreign
