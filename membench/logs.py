@@ -11,14 +11,30 @@ import logging
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
+
+
+class _FileOnly(logging.Filter):
+    """Keeps the records of the named loggers (and their children) below WARNING off a handler."""
+
+    def __init__(self, names: Sequence[str]):
+        super().__init__()
+        self.names = tuple(names)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        chatty = any(record.name == n or record.name.startswith(n + ".") for n in self.names)
+        return not chatty or record.levelno >= logging.WARNING
 
 
 @contextmanager
-def log_to(path: str | Path | None, level: int = logging.INFO) -> Iterator[logging.Logger]:
-    """Log to `path` (and stderr) for the duration of a stage; an exception is logged, then re-raised."""
+def log_to(path: str | Path | None, level: int = logging.INFO,
+           file_only: Sequence[str] = ()) -> Iterator[logging.Logger]:
+    """Log to `path` (and stderr) for the duration of a stage; an exception is logged, then re-raised.
+    `file_only`: loggers of a chatty library (mem0 logs every insert) whose info lines go to `path` only."""
     root = logging.getLogger()
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    console = logging.StreamHandler(sys.stderr)
+    console.addFilter(_FileOnly(file_only))
+    handlers: list[logging.Handler] = [console]
     if path:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.FileHandler(path, mode="w", encoding="utf-8"))

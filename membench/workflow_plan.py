@@ -14,6 +14,7 @@ from membench.adapters.registry import facts_base, resolve
 from membench.adapters.retrieval_system import RetrievalSystemAdapter
 from membench.benchmarks.record import Benchmark
 from membench.benchmarks.registry import benchmark
+from membench.memory.registry import is_memory_system
 
 
 def adapter_runs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -36,7 +37,9 @@ def adapter_runs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def granularities_of(spec: str) -> tuple[str, ...]:
     cls = resolve(spec)
-    return tuple(cls.granularities if issubclass(cls, Adapter) else RetrievalSystemAdapter.granularities)
+    if issubclass(cls, Adapter) or is_memory_system(cls):
+        return tuple(cls.granularities)
+    return tuple(RetrievalSystemAdapter.granularities)
 
 
 def benchmark_of(config: dict[str, Any], dataset: str) -> Benchmark:

@@ -5,6 +5,7 @@ import pandas as pd
 
 from membench.logs import log_to
 from membench.report.build import ReportInputs, build_report
+from membench.report.memory import memory_section
 from membench.report.model_stages import model_stages_markdown
 
 with log_to(snakemake.log[0]):
@@ -18,5 +19,6 @@ with log_to(snakemake.log[0]):
     inputs = ReportInputs(
         datasets=dict(p.datasets), results_dir=Path("results"), summary=pd.read_parquet(i.summary),
         significance=pd.read_parquet(i.significance), runs=[tuple(r) for r in p.runs], baseline=p.baseline,
-        config=dict(p.config), bench_dir=Path("benchmarks"), extra_sections=["## Model-call stages\n\n" + models])
+        config=dict(p.config), bench_dir=Path("benchmarks"),
+        extra_sections=["## Model-call stages\n\n" + models, memory_section(Path("results"), [tuple(r) for r in p.runs])])
     build_report(inputs, Path(snakemake.output.report))

@@ -36,6 +36,7 @@ from membench.adapters.hybrid import HybridAdapter
 from membench.adapters.retrieval_system import RetrievalSystemAdapter, is_retrieval_system
 from membench.adapters.state_aware import StateAwareAdapter
 from membench.adapters.substring import SubstringAdapter
+from membench.memory.registry import builtin_class as memory_builtin, is_memory_system
 
 BUILTINS: dict[str, type[Adapter]] = {
     "bm25": BM25Adapter,
@@ -93,6 +94,8 @@ def resolve(spec: str) -> type:
     """The class a spec names (imports the plugin module)."""
     if spec in BUILTINS:
         return BUILTINS[spec]
+    if memory_builtin(spec):
+        return memory_builtin(spec)
     if facts_base(spec):
         from membench.adapters.facts import FactsAdapter
 
@@ -124,6 +127,9 @@ def load_adapter(spec: str, params: Mapping[str, Any] | None = None, context: An
         adapter = cls(**params)
     elif is_retrieval_system(cls):
         adapter = RetrievalSystemAdapter(cls, spec, **params)
+    elif is_memory_system(cls):
+        raise AdapterLoadError(f"{spec!r} is a memory system (ingest, then search): it runs through "
+                               "membench.memory.run, not as an adapter")
     else:
         raise AdapterLoadError(
             f"{spec!r} is neither an Adapter subclass (membench.adapters.base.Adapter) nor a RetrievalSystem "
@@ -139,6 +145,8 @@ def load_adapter(spec: str, params: Mapping[str, Any] | None = None, context: An
 def _module_of(spec: str) -> str:
     if spec in BUILTINS:
         return BUILTINS[spec].__module__
+    if memory_builtin(spec):
+        return memory_builtin(spec).__module__
     return _split(spec)[0]
 
 
@@ -160,7 +168,7 @@ def adapter_source_files(spec: str) -> list[Path]:
     if not _under(origin, _MEMBENCH_DIR):
         roots.append(_plugin_root(module_name, origin))
     files = _closure(module_name, roots)
-    if spec not in BUILTINS and not issubclass(resolve(spec), Adapter):
+    if spec not in BUILTINS and not issubclass(resolve(spec), Adapter) and not is_memory_system(resolve(spec)):
         files += [f for f in _closure(RetrievalSystemAdapter.__module__, roots) if f not in files]
     return sorted(files)
 

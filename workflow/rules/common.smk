@@ -80,6 +80,7 @@ def errata_file(wildcards):
 
 from membench.ablation import ablated
 from membench.adapters.registry import adapter_source_files, adapter_version, facts_base
+from membench.memory.registry import memory_runs
 from membench.workflow_plan import adapter_runs, facts_source, judged_runs, qa_runs, runs_for
 
 ADAPTERS = adapter_runs(config)
@@ -169,6 +170,14 @@ def rank_facts(wildcards):
     return [facts] if facts else []
 
 
+MEMORY_RUNS = memory_runs(ADAPTERS)  # memory-system runs (rule rank_memory) -> whether they make model calls
+
+
+def memory_cost_files():
+    """The cost record of every memory run whose system makes model calls (for the report's cost table)."""
+    return [f"results/{d}/costs/memory-{a}.json" for d, a in RUNS if MEMORY_RUNS.get(a)]
+
+
 def score_files(wildcards=None):
     """Every per-question score file the aggregate reads: retrieval, extended-pool and QA scores."""
     return (
@@ -189,6 +198,7 @@ def cost_files():
         + [f"results/{d}/costs/judge-{a}.json" for d, a in JUDGED]
         + [f"results/{d}/costs/qa-{a}.json" for d, a in ANSWERED]
         + [f"results/{d}/costs/qa-calibration.json" for d in CALIBRATED]
+        + memory_cost_files()
     )
 
 

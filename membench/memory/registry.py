@@ -1,0 +1,41 @@
+"""Memory-system names: built-ins (imported lazily, so mem0 is needed only when a mem0 run is asked for)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Mapping
+
+from membench.memory.protocol import MemorySystem
+
+BUILTINS = {
+    "mem0": ("membench.memory.mem0_system", "Mem0System"),
+    "session-log": ("membench.memory.session_log", "SessionLogSystem"),
+}
+
+
+def builtin_class(spec: str) -> type[MemorySystem] | None:
+    """The built-in memory-system class named `spec`, or None."""
+    if spec not in BUILTINS:
+        return None
+    module, name = BUILTINS[spec]
+    return getattr(importlib.import_module(module), name)
+
+
+def is_memory_system(cls: Any) -> bool:
+    return isinstance(cls, type) and issubclass(cls, MemorySystem)
+
+
+def load_memory_system(cls: type[MemorySystem], params: Mapping[str, Any] | None) -> MemorySystem:
+    return cls(**dict(params or {}))
+
+
+def memory_runs(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, bool]:
+    """Run name -> whether its system makes model calls, for the runs that are memory systems."""
+    from membench.adapters.registry import resolve
+
+    out = {}
+    for name, run in runs.items():
+        cls = resolve(run["adapter"])
+        if is_memory_system(cls):
+            out[name] = bool(load_memory_system(cls, run["params"]).makes_model_calls)
+    return out

@@ -1,0 +1,67 @@
+"""Report section for memory systems: what ingest and search cost, and whether every run got the same k."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable
+
+from membench.report.markdown import table
+
+
+def _calls(memory: dict, phase: str) -> str:
+    c = memory["model_calls"].get(f"memory-{phase}", {})
+    return f"{c.get('calls', 0):,} ({c.get('cache_hits', 0):,} cached)"
+
+
+def _short(memory: dict) -> str:
+    short = memory["short_searches"]
+    if not short:
+        return "none"
+    return "; ".join(f"⚠ {g}: {n:,} (fewest {memory['fewest_items_share'][g]:.0%} of k)" for g, n in short.items())
+
+
+def same_k_lines(metas: dict[tuple[str, str], dict]) -> list[str]:
+    """One line per dataset: the k every run was asked for, or which runs differ."""
+    by_dataset: dict[str, dict[str, list[str]]] = {}
+    for (dataset, run), meta in metas.items():
+        depth = meta.get("depth")
+        k = "the whole haystack" if depth == "full" else f"k = {depth}"
+        by_dataset.setdefault(dataset, {}).setdefault(k, []).append(run)
+    lines = []
+    for dataset, ks in by_dataset.items():
+        if len(ks) == 1:
+            (k, runs), = ks.items()
+            lines.append(f"- {dataset}: all {len(runs)} runs were asked for {k}.")
+        else:
+            lines.append(f"- {dataset}: ⚠ runs were asked for different k: "
+                         + "; ".join(f"{k}: {', '.join(r)}" for k, r in ks.items()))
+    return lines
+
+
+def memory_section(results_dir: Path, runs: Iterable[tuple[str, str]]) -> str:
+    metas = {(d, a): json.loads((Path(results_dir) / d / "runs" / f"{a}.json").read_text(encoding="utf-8"))
+             for d, a in runs}
+    memory = {key: m for key, m in metas.items() if m.get("memory")}
+    if not memory:
+        return ""
+    rows = []
+    for (dataset, run), meta in memory.items():
+        mem = meta["memory"]
+        searches = max(mem["searches"], 1)
+        rows.append([dataset, run, mem["ingested"], "shared" if mem["shares_sessions"] else "per haystack",
+                     mem["stores"], mem["sessions_ingested"], mem["sessions_reused"], f"{mem['ingest_seconds']:.1f}",
+                     _calls(mem, "ingest"), f"{mem['store_bytes'] / 1e6:.1f}", mem["searches"],
+                     f"{1000 * mem['search_seconds'] / searches:.1f}", _calls(mem, "search"), _short(mem)])
+    header = ["dataset", "run", "ingested", "store", "stores", "sessions ingested", "reused", "ingest s",
+              "ingest model calls", "store MB", "searches", "ms / search", "search model calls", "fewer items than k"]
+    return "\n".join([
+        "## Memory systems (ingest, then search)", "",
+        "These runs ingested the session logs into their own store and then answered searches; their hits were "
+        "mapped back to the benchmark's items (a derived fact counts for the turns it names). `ingested` says what "
+        "text went into each store: a library fed raw messages, as a product would feed it, does not see the "
+        "dataset's retrieval units (dates, speakers) that the adapters index. `reused` sessions "
+        "were already in a store from an earlier run (ingest time is this run's only). Model calls went through "
+        "membench's call cache (see the cost table).", "",
+        table(header, rows, numeric=(4, 5, 6, 7, 9, 10, 11)), "",
+        "Same k for every system:", "", *same_k_lines(metas), ""])

@@ -1,0 +1,29 @@
+"""The report's memory-system section: what each store ingested, its cost, and the same-k check."""
+
+from __future__ import annotations
+
+import json
+
+from membench.report.memory import memory_section
+
+MEM0 = {"depth": 100, "memory": {
+    "ingested": "raw messages", "shares_sessions": True, "stores": 1, "sessions_ingested": 272,
+    "sessions_reused": 0, "ingest_seconds": 61.25, "store_bytes": 12_500_000, "searches": 3972,
+    "search_seconds": 39.72, "short_searches": {"turn": 3}, "fewest_items_share": {"turn": 0.25},
+    "model_calls": {"memory-ingest": {"calls": 0, "cache_hits": 0}, "memory-search": {"calls": 0, "cache_hits": 0}}}}
+
+
+def test_memory_section_says_what_was_ingested_and_flags_short_searches(tmp_path):
+    runs = tmp_path / "locomo" / "runs"
+    runs.mkdir(parents=True)
+    (runs / "mem0.json").write_text(json.dumps(MEM0), encoding="utf-8")
+    (runs / "bm25.json").write_text(json.dumps({"depth": 100}), encoding="utf-8")
+    (runs / "dense.json").write_text(json.dumps({"depth": 50}), encoding="utf-8")
+    section = memory_section(tmp_path, [("locomo", "mem0"), ("locomo", "bm25")])
+    # 39.72 s / 3,972 searches = 10.0 ms; 12.5 MB; 3 turn searches short, the shortest 25% of k
+    assert ("| locomo | mem0 | raw messages | shared | 1 | 272 | 0 | 61.2 | 0 (0 cached) | 12.5 | 3,972 | 10.0 "
+            "| 0 (0 cached) | ⚠ turn: 3 (fewest 25% of k) |") in section
+    assert "- locomo: all 2 runs were asked for k = 100." in section
+    section = memory_section(tmp_path, [("locomo", "mem0"), ("locomo", "dense")])
+    assert "- locomo: ⚠ runs were asked for different k: k = 100: mem0; k = 50: dense" in section
+    assert memory_section(tmp_path, [("locomo", "bm25")]) == ""
