@@ -12,6 +12,8 @@ import ast
 import hashlib
 import importlib
 import importlib.util
+import sys
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -70,11 +72,13 @@ def spec_origin(name: str) -> Path | None:
     """The .py file a module name maps to, found on disk below its top-level package without importing the
     name or its parent packages: a `from X import y` candidate `X.y` must not run X (membench.report.costs
     would load openai, membench.report.plots matplotlib, into every Snakefile parse)."""
+    return _origin(name, tuple(sys.path))
+
+
+@lru_cache(maxsize=None)
+def _origin(name: str, search_path: tuple[str, ...]) -> Path | None:
     top, _, rest = name.partition(".")
-    try:
-        found = importlib.util.find_spec(top)
-    except (ImportError, ValueError, AttributeError):
-        return None
+    found = _top_spec(top, search_path)
     if found is None:
         return None
     if not rest:
@@ -87,6 +91,15 @@ def spec_origin(name: str) -> Path | None:
     return None
 
 
+@lru_cache(maxsize=None)
+def _top_spec(top: str, search_path: tuple[str, ...]):
+    """A top-level package's spec, looked up once per search path (the closure walk asks thousands of times)."""
+    try:
+        return importlib.util.find_spec(top)
+    except (ImportError, ValueError, AttributeError):
+        return None
+
+
 def imports_of(path: Path, module_name: str) -> set[str]:
     """Absolute names of the modules a file imports (and `from X import y` candidates X.y)."""
     return set(_imports(path, module_name, _stamp(path)))
@@ -96,10 +109,10 @@ def imports_of(path: Path, module_name: str) -> set[str]:
 def _imports(path: Path, module_name: str, stamp: tuple[int, int]) -> frozenset[str]:
     package = module_name if path.name == "__init__.py" else module_name.rpartition(".")[0]
     names: set[str] = set()
-    for node in ast.walk(ast.parse(file_bytes(path), filename=str(path))):
+    for node in _import_statements(ast.parse(file_bytes(path), filename=str(path)).body):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
+        else:
             base = node.module or ""
             if node.level:
                 try:
@@ -109,6 +122,22 @@ def _imports(path: Path, module_name: str, stamp: tuple[int, int]) -> frozenset[
             names.add(base)
             names.update(f"{base}.{alias.name}" for alias in node.names)
     return frozenset(names)
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _import_statements(body: list) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement, at any depth of statement blocks (functions, classes, if/try/with/match).
+    Only statements can import, so expressions are never visited: ten times faster than `ast.walk`."""
+    for node in body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+            continue
+        for field in _BLOCKS:
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                yield from _import_statements(block)
 
 
 def plugin_root(module_name: str, origin: Path) -> Path:
@@ -132,7 +161,21 @@ def under(path: Path, root: Path) -> bool:
 
 def closure(module_name: str, roots: list[Path]) -> list[Path]:
     """The module's file plus every file under `roots` it imports, transitively (read from the source
-    with `ast`, nothing is executed), so a rule reruns exactly when code it really runs has changed."""
+    with `ast`, nothing is executed), so a rule reruns exactly when code it really runs has changed.
+    Remembered per process while none of the files it found has changed (every rule asks again)."""
+    key = (module_name, tuple(roots), tuple(sys.path))
+    known = _CLOSURES.get(key)
+    if known is not None and all(_stamp(path) == stamp for path, stamp in known):
+        return [path for path, _ in known]
+    files = _walk(module_name, roots)
+    _CLOSURES[key] = tuple((path, _stamp(path)) for path in files)
+    return files
+
+
+_CLOSURES: dict[tuple, tuple[tuple[Path, tuple[int, int]], ...]] = {}
+
+
+def _walk(module_name: str, roots: list[Path]) -> list[Path]:
     tops = {"membench"} | {module_name.split(".")[0]}
     seen: dict[Path, None] = {}
     todo = [module_name]

@@ -2,8 +2,6 @@
 
 import os
 import re
-
-import os
 from pathlib import Path
 
 from membench.benchmarks.registry import benchmark
