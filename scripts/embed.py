@@ -1,10 +1,10 @@
-"""Rule embed: one shard of a dataset's distinct texts -> vectors in the embedding cache (+ a manifest)."""
+"""Rule embed: one shard of the datasets' distinct texts -> vectors in the embedding cache (+ a manifest)."""
 from pathlib import Path
 
 from membench.logs import log_to
 from membench.stages import embed
 
 with log_to(snakemake.log[0]):
-    embed.embed_shard(Path(snakemake.input.texts), int(snakemake.wildcards.shard), snakemake.params.shards,
-                      Path(snakemake.params.cache), Path(snakemake.output.manifest),
+    embed.embed_shard([Path(p) for p in snakemake.input.texts], int(snakemake.wildcards.shard),
+                      snakemake.params.shards, Path(snakemake.params.cache), Path(snakemake.output.manifest),
                       {**snakemake.params.options, "threads": snakemake.threads})

@@ -4,7 +4,8 @@
 its texts (`membench.embedding_plan`) and writes the distinct (model, text) pairs once. `embed_shard` embeds
 the texts whose sha256 falls in its shard into the content-addressed cache (`membench.embeddings`): shards run
 side by side on every core (or on many cluster nodes), and a text already in the cache costs nothing. Rank jobs
-of embedding runs wait for every shard, then only read vectors.
+of embedding runs wait for every shard, then only read vectors. One set of shards embeds the texts of all
+datasets of a run, so the model is loaded once per shard.
 """
 
 from __future__ import annotations
@@ -70,10 +71,15 @@ def shard_of(text: str, shards: int) -> int:
     return int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:8], "big") % shards
 
 
-def embed_shard(texts_path: Path, shard: int, shards: int, cache_dir: Path, manifest_path: Path,
+def embed_shard(texts_paths: Path | list[Path], shard: int, shards: int, cache_dir: Path, manifest_path: Path,
                 options: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Embed this shard's texts into the cache (only those not cached yet); the manifest records the counts."""
-    table = pd.read_parquet(texts_path)
+    """Embed this shard's texts of every given texts table (one per dataset) into the cache, only those not
+    cached yet; the manifest records the counts. One job serves all datasets so that a run loads the model
+    once per shard, not once per shard and dataset (a load costs ~9 CPU-s, mostly imports)."""
+    paths = [texts_paths] if isinstance(texts_paths, (str, Path)) else list(texts_paths)
+    table = pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True) if paths else \
+        pd.DataFrame(columns=list(TEXT_COLUMNS)).astype(TEXT_COLUMNS)
+    table = table.drop_duplicates(ignore_index=True)
     manifest: dict[str, Any] = {"shard": shard, "shards": shards, "models": {}}
     for model_path, part in table.groupby("model_path", sort=True):
         texts = [t for t in part.text if shard_of(t, shards) == shard]

@@ -155,11 +155,16 @@ def rank_parts(wildcards):
     return [f"results/{wildcards.dataset}/runs/parts/{wildcards.adapter}.{i}.parquet" for i in range(RANK_PARTS)]
 
 
+def embedding_texts():
+    """The distinct-text tables of every dataset that has an embedding run: what the embed shards embed."""
+    return [f"results/{d}/embeddings/texts.parquet" for d in DATASETS if embedding_run_names(d)]
+
+
 def rank_embeddings(wildcards):
-    """An embedding run waits for every embed shard of its dataset; other runs wait for nothing."""
+    """An embedding run waits for every embed shard; other runs wait for nothing."""
     if wildcards.adapter not in EMBEDDING_RUNS:
         return []
-    return [f"results/{wildcards.dataset}/embeddings/shard-{i}.json" for i in range(config["embedding"]["shards"])]
+    return [f"results/embeddings/shard-{i}.json" for i in range(config["embedding"]["shards"])]
 
 
 def rank_facts(wildcards):

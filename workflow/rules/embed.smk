@@ -1,5 +1,6 @@
-# Embed every distinct text a dataset's embedding runs need, once, in shards that run side by side;
-# rank jobs of those runs then only read vectors from the content-addressed cache.
+# Embed every distinct text the datasets' embedding runs need, once, in shards that run side by side (one set
+# of shards for all datasets, so each shard loads the model once); rank jobs of those runs then only read
+# vectors from the content-addressed cache.
 
 
 rule embed_texts:
@@ -30,9 +31,9 @@ rule embed_texts:
 
 rule embed:
     input:
-        texts="results/{dataset}/embeddings/texts.parquet",
+        texts=embedding_texts(),
     output:
-        manifest="results/{dataset}/embeddings/shard-{shard}.json",
+        manifest="results/embeddings/shard-{shard}.json",
     params:
         shards=config["embedding"]["shards"],
         cache=EMBEDDINGS,
@@ -40,9 +41,9 @@ rule embed:
         code=code_version("membench/stages/embed.py", "membench/embeddings.py", "membench/encoder.py"),
     threads: 1
     log:
-        "logs/embed/{dataset}/{shard}.log",
+        "logs/embed/{shard}.log",
     benchmark:
-        "benchmarks/embed/{dataset}/{shard}.tsv"
+        "benchmarks/embed/{shard}.tsv"
     conda:
         ENV
     script:
