@@ -68,8 +68,19 @@ def ingested(parsed, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def embedding_dir(tmp_path_factory):
-    """One embedding cache for the whole test session: a text is embedded once across tests."""
-    return tmp_path_factory.mktemp("embeddings")
+    """One embedding cache for the whole test session: a text is embedded once across tests.
+
+    MEMBENCH_TEST_EMBEDDINGS names an existing cache to start from; CI points it at the cache its main job (the
+    same code, minutes before) filled with every real text, so the suite does not pay that embedding again. It is
+    copied, never written to. Tests of embedding itself use caches of their own and still embed."""
+    import shutil
+
+    path = tmp_path_factory.mktemp("embeddings")
+    seed = os.environ.get("MEMBENCH_TEST_EMBEDDINGS")
+    if seed:
+        for shard in sorted(Path(seed).glob("shard-*.npy")):
+            shutil.copy(shard, path / shard.name)
+    return path
 
 
 def real_datasets(longmemeval_dir: Path, locomo_dir: Path, procedural_dir: Path) -> dict:
