@@ -48,6 +48,14 @@ class Benchmark:
     judged: bool = False  # its top k is graded by the LLM judge (judge:)
     retrieval_log: bool = False  # upstream-format retrieval logs are written per granularity
 
+    def depth_for(self, documents: int, depth: int) -> int:
+        """How many of a haystack's `documents` a run ranks: all of them (full_depth) or `retrieval.depth`."""
+        return documents if self.full_depth else depth
+
+    def depth_label(self, depth: int) -> int | str:
+        """The ranking depth as run metadata records it: "full" or `retrieval.depth`."""
+        return "full" if self.full_depth else depth
+
     def qa_rule(self, name: str) -> bool:
         """Whether its QA follows the `Qa` rule `name` ("categories", "abstention"); False without QA."""
         return bool(self.qa and getattr(self.qa, name))

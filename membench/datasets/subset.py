@@ -14,6 +14,8 @@ Procedural (one shared corpus) are a plain stratified draw either way.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
 from membench.datasets.tables import ParsedDataset
@@ -49,15 +51,14 @@ def sample_questions(questions: list[dict], per_group: int, seed: int) -> list[d
     if per_group < 1:
         raise ValueError(f"subset.per_group must be >= 1, got {per_group!r}")
     by_tier = any(q.get("tier") for q in questions)
-    sizes: dict[str, int] = {}
-    for q in questions:
-        sizes[group_of(q, by_tier)] = sizes.get(group_of(q, by_tier), 0) + 1
+    group = [group_of(q, by_tier) for q in questions]
+    sizes = Counter(group)
     rng = np.random.default_rng(seed)
     haystacks = covering_haystacks(questions, {g: min(per_group, n) for g, n in sizes.items()}, by_tier, rng)
     groups: dict[str, list[int]] = {}
     for i, q in enumerate(questions):
         if q["haystack_id"] in haystacks:
-            groups.setdefault(group_of(q, by_tier), []).append(i)
+            groups.setdefault(group[i], []).append(i)
     keep: list[int] = []
     for name in sorted(groups):
         members = groups[name]

@@ -20,14 +20,13 @@ from typing import Any, Sequence
 import pandas as pd
 
 from membench.benchmarks.registry import benchmark
+from membench.datasets.tables import needed
 from membench.memory.ledger import IngestLedger
 from membench.memory.plan import plan_stores
 from membench.memory.protocol import MemoryContext, MemorySystem, Scope, SessionLog
-from membench.datasets.tables import needed
 from membench.sessions.reader import SessionStore, StorePaths, store_files
 from membench.sessions.view import Haystack, Query
 from membench.stages.rank import RUN_COLUMNS
-
 
 
 class MemoryRunStopped(RuntimeError):
@@ -137,7 +136,7 @@ def run_memory(kind: str, store_paths: StorePaths, system: MemorySystem, depth: 
         queries.setdefault(hay, []).append(query)
     order = {q.key: i for i, q in enumerate(q for qs in queries.values() for q in qs)}
     plan = plan_stores(store, list(queries), system.shares_sessions)
-    acc = Accounting(k={g: "full" if record.full_depth else depth for g in granularities})
+    acc = Accounting(k={g: record.depth_label(depth) for g in granularities})
     rows: list[tuple] = []
     for store_key, sessions in plan.sessions.items():
         store_dir = Path(store_root) / store_key
@@ -157,7 +156,7 @@ def run_memory(kind: str, store_paths: StorePaths, system: MemorySystem, depth: 
                 asked: dict[tuple[str, int], Any] = {}  # one search per question and k, whatever the granularity
                 for granularity in granularities:
                     documents = [d.item_id for d in haystack.documents(granularity)]
-                    k = len(documents) if record.full_depth else depth
+                    k = record.depth_for(len(documents), depth)
                     for query in queries[hay]:
                         if (query.key, k) not in asked:
                             began = time.perf_counter()

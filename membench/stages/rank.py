@@ -63,12 +63,12 @@ def rank_dataset(kind: str, store_paths: StorePaths, adapter, depth: int,
     names["trajectory"] = names["session"]
     qids = dict(pd.read_parquet(query_map).itertuples(index=False))
     rows: list[tuple] = []
-    full_depth = benchmark(kind).full_depth
+    record = benchmark(kind)
     for granularity in granularities_for(kind, adapter):
         mapping = names[granularity]
         for query, hay in tqdm(queries, desc=f"{adapter.name} {granularity}", mininterval=5, leave=False):
             haystack = store.haystack(hay)
-            k = len(haystack.documents(granularity)) if full_depth else depth
+            k = record.depth_for(len(haystack.documents(granularity)), depth)
             for rank, (item, score) in enumerate(adapter.rank(query, haystack, granularity, k), 1):
                 rows.append((qids[query.key], rank, mapping[item], score, granularity))
     return pd.DataFrame(rows, columns=list(RUN_COLUMNS)).astype(RUN_COLUMNS)
@@ -114,7 +114,7 @@ def run(kind: str, store_paths: StorePaths, spec: str, params: dict[str, Any], d
                          f"{list(adapter.granularities)} vs {list(benchmark(kind).granularities)})")
     meta = {"name": name, "adapter": spec, "class": f"{type(adapter).__module__}.{type(adapter).__qualname__}",
             "config": adapter.config(), "uses_metadata": list(adapter.uses_metadata),
-            "granularities": granularities_for(kind, adapter), "depth": "full" if benchmark(kind).full_depth else depth,
+            "granularities": granularities_for(kind, adapter), "depth": benchmark(kind).depth_label(depth),
             "facts": str(facts_dir) if facts_dir else None}
     atomic_write_parquet(result, run_path)
     write_trec(result, trec_path, name)
