@@ -84,6 +84,8 @@ def measure(work: Path, datasets: dict[str, dict[str, Any]], cores: int, sample:
     jobs_cpu = sum(j["cpu_s"] or 0 for j in jobs)
     return {"wall_s": wall, "noop_rerun_s": rerun, "floor_s": floor, "ratio": wall / floor if floor else None,
             "floor_cpu_s": floor_cpu, "jobs_cpu_s": jobs_cpu, "cpu_ratio": jobs_cpu / floor_cpu if floor_cpu else None,
+            "embed_stage_s": max((j["s"] or 0 for j in jobs if j["rule"] == "embed"), default=0.0),
+            "embed_floor_s": sum(t.get("embed_floor_s", 0) for t in texts.values()),
             "cores": cores, "load_before": load_before, "load_after": os.getloadavg(),
             "cache_keys": cache_keys(work / "resources" / "embeddings"), "datasets": texts,
             "stages": by_rule(jobs), "jobs": jobs, "jobs_run": jobs_run(work / "snakemake.log"),
