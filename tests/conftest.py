@@ -83,6 +83,21 @@ def embedding_dir(tmp_path_factory):
     return path
 
 
+def locomo_slice(locomo_dir: Path, dest: Path, samples: tuple[str, ...] = ("conv-26", "conv-30")) -> Path:
+    """A LoCoMo folder whose locomo10.json holds only these conversations of the real file (default: 38 of its
+    272 sessions, 304 of its 1,986 questions, one with a published erratum). For end-to-end tests whose point
+    is the workflow (a cluster run equal to a local one, model stages paid once), not LoCoMo's figures, which
+    tests/test_workflow.py pins on the whole file."""
+    import json
+
+    data = json.loads((locomo_dir / "locomo10.json").read_text(encoding="utf-8"))
+    kept = [conv for conv in data if conv["sample_id"] in samples]
+    assert [c["sample_id"] for c in kept] == list(samples), f"{locomo_dir}: not all of {samples} found"
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "locomo10.json").write_text(json.dumps(kept), encoding="utf-8")
+    return dest
+
+
 def real_datasets(longmemeval_dir: Path, locomo_dir: Path, procedural_dir: Path) -> dict:
     """The `datasets:` config of an end-to-end test: the three real copies, the download default off."""
     return {

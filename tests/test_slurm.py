@@ -1,6 +1,7 @@
 """The README's cluster recipe on a real (single-node) SLURM: profiles/slurm as shipped, partition and account
-from SBATCH_PARTITION / SBATCH_ACCOUNT, the real LoCoMo + Procedural data with bm25 and
-action-only (an embedding adapter: MiniLM over Procedural trajectories; dense on LoCoMo would add minutes).
+from SBATCH_PARTITION / SBATCH_ACCOUNT, real Procedural data and two real LoCoMo conversations (`locomo_slice`:
+the point is the cluster path, every rule of it, not LoCoMo's figures) with bm25 and action-only (an embedding
+adapter: MiniLM over Procedural trajectories; dense on LoCoMo would add minutes).
 
 Every non-local job must have run as a COMPLETED SLURM job in partition `batch` under account `lab`
 (the cluster's default partition is `debug`, so `batch` proves the profile passed it on), with a kept
@@ -22,7 +23,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, run_snakemake
+from conftest import REPO, locomo_slice, run_snakemake
 from slurm_cluster import ClusterUnavailable, SlurmCluster, install_packages, missing_binaries
 
 pytestmark = pytest.mark.slow
@@ -101,6 +102,7 @@ def test_pipeline_on_slurm_matches_local_run(cluster, tmp_path, locomo_dir, proc
     local, remote = tmp_path / "local", tmp_path / "slurm"
     for work in (local, remote):
         work.mkdir()
+    locomo_dir = locomo_slice(locomo_dir, tmp_path / "locomo")
     done, local_seconds = timed_run(local, write_config(local, locomo_dir, procedural_dir, embedding_dir),
                                     "--cores", "2")
     assert done.returncode == 0, done.stderr[-4000:]

@@ -1,5 +1,6 @@
 """The whole pipeline with every model stage on, against a real OpenAI-compatible server on loopback:
-facts, fact-augmented ranking, the Procedural judge and answer-mode QA, on the real data (QA on a subset).
+facts, fact-augmented ranking, the Procedural judge and answer-mode QA, on the real data (LoCoMo: two of its ten
+conversations; QA on 20 questions).
 A second run from an empty results folder must pay for nothing: the call cache answers everything."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import jobs_reading, real_datasets, run_snakemake
+from conftest import jobs_reading, locomo_slice, real_datasets, run_snakemake
 from openai_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.slow
@@ -32,6 +33,7 @@ def server():
 @pytest.fixture(scope="module")
 def work(tmp_path_factory, server, locomo_dir, procedural_dir, longmemeval_dir, embedding_dir):
     work = tmp_path_factory.mktemp("models")
+    locomo_dir = locomo_slice(locomo_dir, work / "locomo-slice")  # conv-26 (QA's first 20, an erratum) + conv-30
     config = {
         "embeddings_dir": str(embedding_dir),
         "llm_cache": str(work / "cache" / "calls.jsonl"),
@@ -68,7 +70,7 @@ def test_report_shows_model_stages_and_costs(work):
 def test_every_call_was_made_once(work, server):
     turns = pd.read_parquet(work / "results" / "locomo" / "turns.parquet")
     lme = pd.read_parquet(work / "results" / "lme-fragment" / "turns.parquet")
-    assert server.by_task["facts"] == turns.session_key.nunique() + lme.session_key.nunique() == 272 + 80
+    assert server.by_task["facts"] == turns.session_key.nunique() + lme.session_key.nunique() == 19 + 19 + 80
     assert max(server.by_hash.values()) == 1  # no prompt was ever sent twice
     qa = pd.read_parquet(work / "results" / "locomo" / "qa" / "bm25.parquet")
     assert len(qa) == 20 and (qa.status == "ok").all()
