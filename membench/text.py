@@ -7,6 +7,7 @@ editing the tokeniser reruns exactly the adapters that import it.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections import OrderedDict
 from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
@@ -105,10 +106,20 @@ class HaystackCache(Generic[T]):
         self._build = build
         self._maxsize = maxsize
         self._entries: OrderedDict[tuple[str, ...], tuple[tuple[str, ...], T]] = OrderedDict()
+        self._last: tuple[tuple[Document, ...], T] | None = None  # the very documents of the latest answer
         self.builds = 0
 
     def get(self, documents: Sequence[Document], build: Callable[[Sequence[Document]], T] | None = None) -> T:
-        """The index of this haystack, built (by `build`, else the cache's builder) on a miss."""
+        """The index of this haystack, built (by `build`, else the cache's builder) on a miss. The same Document
+        objects as the latest call (a haystack's documents are built once) are a hit without keying them."""
+        last = self._last
+        if last is not None and len(last[0]) == len(documents) and all(map(operator.is_, last[0], documents)):
+            return last[1]
+        index = self._lookup(documents, build)
+        self._last = (tuple(documents), index)
+        return index
+
+    def _lookup(self, documents: Sequence[Document], build: Callable[[Sequence[Document]], T] | None) -> T:
         key = tuple(d.item_id for d in documents)
         texts = tuple(d.text for d in documents)
         entry = self._entries.get(key)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Iterable, Sequence
 
+import numpy as np
+
 from membench.sessions.view import Document, Haystack, Query
 
 
@@ -53,6 +55,15 @@ class Adapter:
 
 
 def order_by_score(documents: Sequence[Document], scores: Iterable[float], k: int) -> list[tuple[str, float]]:
-    """Sort by score descending, ties by document position ascending; keep the first k."""
-    pairs = sorted(zip(documents, (float(s) for s in scores)), key=lambda p: (-p[1], p[0].position))
-    return [(doc.item_id, score) for doc, score in pairs[:k]]
+    """Sort by score descending, ties by document position ascending; keep the first k. A stable numpy lexsort
+    on (-score, position), the very order of a stable sort on that key, without a Python key per document; NaN
+    scores (whose order a sort leaves undefined) take the plain sort, as before."""
+    values = np.asarray(scores if isinstance(scores, np.ndarray) else list(scores), dtype=np.float64)
+    n = min(len(documents), len(values))  # as zip() pairs them
+    values = values[:n]
+    if np.isnan(values).any():
+        pairs = sorted(zip(documents, (float(s) for s in values)), key=lambda p: (-p[1], p[0].position))
+        return [(doc.item_id, score) for doc, score in pairs[:k]]
+    positions = np.fromiter((documents[i].position for i in range(n)), dtype=np.int64, count=n)
+    order = np.lexsort((positions, -values))[:max(k, 0)]
+    return [(documents[i].item_id, float(values[i])) for i in order.tolist()]

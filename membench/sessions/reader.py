@@ -44,6 +44,7 @@ class SessionStore:
         hay = pd.read_parquet(self.haystacks_path).sort_values(["haystack", "position"])
         self._haystacks = {h: tuple(g["session_key"]) for h, g in hay.groupby("haystack", sort=False)}
         self._load = lru_cache(maxsize=None)(self._read_session)
+        self._haystack = lru_cache(maxsize=8)(self._make_haystack)  # questions come grouped by haystack
 
     def queries(self, metadata: Sequence[str] = ()) -> Iterator[tuple[Query, str]]:
         """Each query (with only the declared metadata fields) and its haystack key, in benchmark order."""
@@ -52,6 +53,10 @@ class SessionStore:
             yield Query(row["query_key"], row["text"], plain(row["date"]), meta), row["haystack"]
 
     def haystack(self, haystack_key: str) -> Haystack:
+        """The haystack (the same object for a recently asked key, so its documents are built once)."""
+        return self._haystack(haystack_key)
+
+    def _make_haystack(self, haystack_key: str) -> Haystack:
         keys = self._haystacks.get(haystack_key)
         if keys is None:
             raise KeyError(f"no haystack {haystack_key!r} in {self.haystacks_path}")

@@ -65,9 +65,16 @@ class Haystack:
     sessions: tuple[Session, ...]
     user_turns_only: bool = False  # LongMemEval's protocol indexes user turns only
     with_facts: bool = False  # "value + facts" keys: fact records are appended to the documents they are about
+    _built: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def documents(self, granularity: str) -> list[Document]:
-        """Documents at `granularity`: "turn" (one per retrievable turn), "session" or "trajectory"."""
+        """Documents at `granularity`: "turn" (one per retrievable turn), "session" or "trajectory". Built once
+        per haystack and granularity (a LoCoMo conversation serves ~200 questions); each call gets its own list."""
+        if granularity not in self._built:
+            self._built[granularity] = tuple(self._build(granularity))
+        return list(self._built[granularity])
+
+    def _build(self, granularity: str) -> list[Document]:
         docs: list[Document] = []
         if granularity == "turn":
             for session in self.sessions:

@@ -77,10 +77,10 @@ def rank_dataset(kind: str, store_paths: StorePaths, adapter, depth: int,
 def write_trec(run: pd.DataFrame, path: Path, tag: str) -> None:
     """TREC run format: qid Q0 docid rank score tag (one file, granularity folded into the qid if several)."""
     several = run.granularity.nunique() > 1
+    columns = zip(*(run[c].tolist() for c in ("question_id", "granularity", "item_id", "rank", "score")))
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-        for r in run.itertuples(index=False):
-            qid = f"{r.question_id}/{r.granularity}" if several else r.question_id
-            fh.write(f"{qid} Q0 {r.item_id} {r.rank} {r.score:.6f} {tag}\n")
+        fh.writelines(f"{f'{qid}/{gran}' if several else qid} Q0 {item} {rank} {score:.6f} {tag}\n"
+                      for qid, gran, item, rank, score in columns)
 
 
 def load_ranking_adapter(spec: str, params: dict[str, Any], embedding_cache_dir: Path | None,
