@@ -14,6 +14,7 @@ from __future__ import annotations
 import calendar
 import re
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -89,8 +90,10 @@ KNOWLEDGE_UPDATE_RE = re.compile(
 Interval = tuple[date, date]
 
 
+@lru_cache(maxsize=1 << 16)
 def parse_date(text: str | None) -> datetime | None:
-    """A LongMemEval date ("2023/12/18 (Mon) 04:17") or an ISO 8601 timestamp; None when absent/unreadable."""
+    """A LongMemEval date ("2023/12/18 (Mon) 04:17") or an ISO 8601 timestamp; None when absent/unreadable.
+    Remembered (a datetime is immutable): date-aware adapters read every document's stamp for every question."""
     if not text:
         return None
     m = re.match(r"\s*(\d{4})[/-](\d{1,2})[/-](\d{1,2})(?:\D+(\d{1,2}):(\d{2})(?::(\d{2}))?)?", text)

@@ -38,6 +38,7 @@ class FactsAdapter(Adapter):
         super().__init__(base=base_name or base.name)
         self.name = f"{base.name}+facts"
         self.granularities = tuple(base.granularities)
+        self._last: tuple[Haystack, Haystack] | None = None  # (a haystack, its with-facts copy)
         self.uses_metadata = tuple(base.uses_metadata)
 
     def config(self) -> dict[str, Any]:
@@ -49,13 +50,20 @@ class FactsAdapter(Adapter):
             bind(context)
 
     def rank(self, query: Query, haystack: Haystack, granularity: str, k: int) -> list[tuple[str, float]]:
-        return self.base.rank(query, dataclasses.replace(haystack, with_facts=True), granularity, k)
+        return self.base.rank(query, self._with_facts(haystack), granularity, k)
 
     def embedder(self):
         return self.base.embedder()
 
     def document_texts(self, haystack: Haystack, granularity: str) -> list[str]:
-        return self.base.document_texts(dataclasses.replace(haystack, with_facts=True), granularity)
+        return self.base.document_texts(self._with_facts(haystack), granularity)
+
+    def _with_facts(self, haystack: Haystack) -> Haystack:
+        """The haystack with facts, one copy per haystack object, so its documents are built once for all the
+        questions that search it."""
+        if self._last is None or self._last[0] is not haystack:
+            self._last = (haystack, dataclasses.replace(haystack, with_facts=True))
+        return self._last[1]
 
     def query_texts(self, query: Query) -> list[str]:
         return self.base.query_texts(query)

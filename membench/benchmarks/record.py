@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
     from membench.datasets.tables import ParsedDataset
     from membench.scoring.tables import Gold
+    from membench.sessions.view import Haystack
 
 
 @dataclass(frozen=True)
@@ -48,9 +49,9 @@ class Benchmark:
     judged: bool = False  # its top k is graded by the LLM judge (judge:)
     retrieval_log: bool = False  # upstream-format retrieval logs are written per granularity
 
-    def depth_for(self, documents: int, depth: int) -> int:
-        """How many of a haystack's `documents` a run ranks: all of them (full_depth) or `retrieval.depth`."""
-        return documents if self.full_depth else depth
+    def depth_for(self, haystack: Haystack, granularity: str, depth: int) -> int:
+        """How many of a haystack's documents a run ranks: all of them (full_depth) or `retrieval.depth`."""
+        return len(haystack.documents(granularity)) if self.full_depth else depth
 
     def depth_label(self, depth: int) -> int | str:
         """The ranking depth as run metadata records it: "full" or `retrieval.depth`."""

@@ -156,7 +156,7 @@ def run_memory(kind: str, store_paths: StorePaths, system: MemorySystem, depth: 
                 asked: dict[tuple[str, int], Any] = {}  # one search per question and k, whatever the granularity
                 for granularity in granularities:
                     documents = [d.item_id for d in haystack.documents(granularity)]
-                    k = record.depth_for(len(documents), depth)
+                    k = record.depth_for(haystack, granularity, depth)
                     for query in queries[hay]:
                         if (query.key, k) not in asked:
                             began = time.perf_counter()

@@ -68,7 +68,7 @@ def rank_dataset(kind: str, store_paths: StorePaths, adapter, depth: int,
         mapping = names[granularity]
         for query, hay in tqdm(queries, desc=f"{adapter.name} {granularity}", mininterval=5, leave=False):
             haystack = store.haystack(hay)
-            k = record.depth_for(len(haystack.documents(granularity)), depth)
+            k = record.depth_for(haystack, granularity, depth)
             for rank, (item, score) in enumerate(adapter.rank(query, haystack, granularity, k), 1):
                 rows.append((qids[query.key], rank, mapping[item], score, granularity))
     return pd.DataFrame(rows, columns=list(RUN_COLUMNS)).astype(RUN_COLUMNS)
