@@ -18,7 +18,7 @@ import yaml
 from conftest import run_snakemake
 from membench.config import subset_workdir
 from membench.embeddings import shared_cache
-from membench.memory import stage
+from membench.memory import mem0_system, stage
 from membench.memory.registry import builtin_class
 from membench.memory.run import MemoryRunStopped, run_memory
 from membench.report.costs import cost_table
@@ -43,8 +43,17 @@ def llm_config(server, budget: float) -> dict:
                     "prices": {"fake-model": {"input_per_1m": 0.5, "output_per_1m": 1.5}}, "budget_usd": budget}}
 
 
-def test_infer_true_calls_go_through_the_cache(ingested, embedding_dir, tmp_path):
+def test_infer_true_calls_go_through_the_cache(ingested, embedding_dir, tmp_path, monkeypatch):
     folder = ingested["longmemeval"]
+    searched = []  # mem0 searches its memories with each add's messages as one text: was it embedded beforehand?
+    embed = mem0_system._CachedEmbedder.embed
+
+    def recording(self, text, memory_action=None):
+        if memory_action == "search":
+            searched.append(text in self.cache)
+        return embed(self, text, memory_action)
+
+    monkeypatch.setattr(mem0_system._CachedEmbedder, "embed", recording)
     turns = pd.read_parquet(folder / "turns.parquet")
     adds = sum(math.ceil(n / 8) for n in turns.groupby("session_key").size())  # 8 turns per mem0.add
     with FakeOpenAIServer(responder=mem0_responder, usage=(1000, 100)) as server:  # $0.00065 a call
@@ -59,6 +68,7 @@ def test_infer_true_calls_go_through_the_cache(ingested, embedding_dir, tmp_path
         with pytest.raises(MemoryRunStopped, match="budget"):
             run("store-a", "stopped", budget=0.01)  # the budget runs out part-way through the ingest
         paid = server.total
+        assert len(searched) >= paid and all(searched)  # a search per add, its text embedded by prepare()
         assert 0 < paid < adds and not (tmp_path / "stopped" / "run.parquet").exists()
         first = run("store-a", "first", budget=10.0)  # resumes: the cut-off session is redone from the cache
         assert server.total == adds and max(server.by_hash.values()) == 1

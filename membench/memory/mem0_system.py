@@ -156,23 +156,40 @@ class Mem0System(MemorySystem):
         turns = [e for e in read_events(log.path) if e.kind == "turn"]
         return turns, [unit_text(e) if self.params["content"] == "unit" else turn_text(e) for e in turns]
 
+    def _adds(self, log: SessionLog) -> list[tuple[list, list[dict[str, str]]]]:
+        """The session as mem0 `add` calls, (turns, messages) each: one turn per call, or `turns_per_add` turns
+        with extraction on."""
+        turns, texts = self._turns(log)
+        step = 1 if not self.params["infer"] else max(1, int(self.params["turns_per_add"]))
+        return [(turns[i:i + step],
+                 [{"role": "assistant" if e.role == "assistant" else "user", "content": t,
+                   **({"name": _name(e.speaker)} if e.speaker not in (None, "user", "assistant") else {})}
+                  for e, t in zip(turns[i:i + step], texts[i:i + step])])
+                for i in range(0, len(turns), step)]
+
+    def _embedded_by_mem0(self, messages: list[dict[str, str]]) -> list[str]:
+        """The texts mem0 embeds for one `add`: each message's content without extraction; with it, only the
+        call's messages as one text, which it searches its memories with (the facts it extracts are new)."""
+        if not self.params["infer"]:
+            return [m["content"] for m in messages]
+        from mem0.memory.utils import parse_messages
+
+        return [parse_messages(messages)]
+
     def prepare(self, logs: Sequence[SessionLog], queries: Sequence[Query]) -> None:
-        """Embed every message and question of the store in one batch: mem0 embeds one text per call, and
-        the encoder batches texts of equal length, which a single session seldom has."""
-        self.context.embedding_cache.encode([t for log in logs for t in self._turns(log)[1]]
+        """Embed what mem0 will embed for the whole store, and every question, in one batch: mem0 embeds one
+        text per call, and the encoder batches texts of equal length, which a single session seldom has."""
+        self.context.embedding_cache.encode([text for log in logs for _, messages in self._adds(log)
+                                             for text in self._embedded_by_mem0(messages)]
                                             + [q.text for q in queries])
 
     def ingest(self, log: SessionLog) -> None:
-        turns, texts = self._turns(log)
-        self.context.embedding_cache.encode(texts)  # cached by prepare; a batch here if not
+        adds = self._adds(log)
+        # cached by prepare(); one batch here for a caller that skipped it
+        self.context.embedding_cache.encode([t for _, messages in adds for t in self._embedded_by_mem0(messages)])
         self._mark_start(log.key)
-        step = 1 if not self.params["infer"] else max(1, int(self.params["turns_per_add"]))
         with _pinned_prompt_date(self._main, log.timestamp):
-            for i in range(0, len(turns), step):
-                window = turns[i:i + step]
-                messages = [{"role": "assistant" if e.role == "assistant" else "user", "content": t,
-                             **({"name": _name(e.speaker)} if e.speaker not in (None, "user", "assistant") else {})}
-                            for e, t in zip(window, texts[i:i + step])]
+            for window, messages in adds:
                 metadata = {"session": log.key, "refs": [e.ref for e in window]}
                 if log.timestamp:
                     metadata["created_at"] = log.timestamp
