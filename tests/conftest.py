@@ -9,9 +9,28 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One pytest-xdist worker per core, so a worker's own torch/BLAS work gets one thread, as each workflow job
+    # does (Snakemake sets these per job). At torch's default of a thread per core, OpenMP threads spin against
+    # the other worker (the suite's CPU time fell from 960 to 730 s when this was set).
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("MEMBENCH_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+# The modules that take longest (end-to-end runs, real embedding), longest first. With `-n auto --dist loadfile
+# --no-loadscope-reorder` (pyproject.toml) they go out to the workers first and the many short modules fill in
+# around them, so no long module starts last and keeps one core busy alone. test_slurm.py leads: it mostly
+# waits on the cluster's status polls, which leaves its core to the worker beside it.
+LONGEST_FIRST = ("test_slurm.py", "test_workflow.py", "test_workflow_models.py", "test_memory_mem0.py",
+                 "test_subset_run.py", "test_embed_stage.py", "test_gold_permutation.py", "test_onnx_backend.py")
+
+
+def pytest_collection_modifyitems(items):
+    rank = {name: n for n, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
 
 
 def shared_path(*parts: str) -> Path:
