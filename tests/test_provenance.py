@@ -1,5 +1,7 @@
 """Code provenance: a rule's code version covers what its module imports, found without running any of it."""
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,3 +23,50 @@ def test_closure_reads_imports_without_running_them():
     yet walking them loads neither library (a Snakefile parse must stay cheap)."""
     done = subprocess.run([sys.executable, "-c", PROBE], cwd=REPO, capture_output=True, text=True, check=True)
     assert done.stdout.splitlines() == ["True True True", "[]"]
+
+
+CACHED_PROBE = """
+import ast, json, sys
+from pathlib import Path
+root = Path(sys.argv[1])
+sys.path.insert(0, str(root))
+if sys.argv[2] == "no-parse":
+    def refuse(*args, **kwargs):
+        raise AssertionError("ast.parse called although the import cache knows these bytes")
+    ast.parse = refuse
+from membench.provenance import closure
+print(json.dumps(sorted(p.name for p in closure("toypkg.a", [root / "toypkg"]))))
+"""
+
+
+def _closure_names(root: Path, cache: Path, mode: str) -> list[str]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    done = subprocess.run([sys.executable, "-c", CACHED_PROBE, str(root), mode], cwd=REPO, env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_import_cache_serves_a_later_process_and_never_outlives_an_edit(tmp_path):
+    """The first walk parses and stores each file's imports by its bytes; a second process walks the same tree
+    without parsing anything; an edited file is parsed again, so its new import is found; a corrupt cache file
+    is ignored and replaced."""
+    package = tmp_path / "src" / "toypkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from . import b\n")
+    (package / "b.py").write_text("import os\n")
+    (package / "c.py").write_text("")
+    cache = tmp_path / "cache"
+    assert _closure_names(package.parent, cache, "parse") == ["__init__.py", "a.py", "b.py"]
+    stored = json.loads((cache / "membench" / "imports.json").read_text())["entries"]
+    assert sorted(stored.values()) == [[], ["os"], ["toypkg", "toypkg.b"]]
+    assert _closure_names(package.parent, cache, "no-parse") == ["__init__.py", "a.py", "b.py"]
+
+    (package / "a.py").write_text("from .c import x\n")
+    assert _closure_names(package.parent, cache, "parse") == ["a.py", "c.py"]
+    assert _closure_names(package.parent, cache, "no-parse") == ["a.py", "c.py"]
+
+    (cache / "membench" / "imports.json").write_text("{not json")
+    assert _closure_names(package.parent, cache, "parse") == ["a.py", "c.py"]
+    assert _closure_names(package.parent, cache, "no-parse") == ["a.py", "c.py"]
