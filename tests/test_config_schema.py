@@ -1,0 +1,58 @@
+"""The config's schema check: the defaults it fills equal Snakemake's own `validate`'s, and errors name the field."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+from snakemake.utils import validate as snakemake_validate
+
+from membench.config import SCHEMA, _schema, validate_config
+from membench.errors import InputError
+from conftest import REPO
+
+
+def shipped_config() -> dict:
+    config = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
+    local = yaml.safe_load((REPO / "config" / "shared-data.yaml").read_text(encoding="utf-8"))["datasets"]
+    for name, spec in local.items():  # merged entry by entry, as Snakemake merges --configfile
+        config["datasets"][name] = {**config["datasets"].get(name, {}), **spec}
+    return config
+
+
+def test_defaults_equal_snakemakes_validate():
+    """Ours fills what Snakemake's `validate` fills, down into each dataset's entry (`additionalProperties`)."""
+    ours, theirs = shipped_config(), shipped_config()
+    validate_config(ours)
+    snakemake_validate(theirs, str(SCHEMA))
+    assert ours == theirs
+    assert ours["datasets"]["locomo"]["enabled"] is True and ours["datasets"]["locomo"]["units"] == "upstream"
+
+
+def test_filled_defaults_are_copies():
+    """The schema is read once per process: a config that edits a filled-in default must not edit the next
+    config's, nor the schema."""
+    before = copy.deepcopy(_schema())
+    first = validate_config({"datasets": {"a": {"kind": "locomo", "path": "x"}}})
+    for value in first.values():
+        if isinstance(value, dict):
+            value["edited"] = True
+        elif isinstance(value, list):
+            value.append("edited")
+    second = validate_config({"datasets": {"a": {"kind": "locomo", "path": "x"}}})
+    assert _schema() == before
+    assert not any("edited" in value for value in second.values() if isinstance(value, (dict, list)))
+
+
+@pytest.mark.parametrize("config, field, message", [
+    ({"retrieval": {"depth": "deep"}}, "retrieval.depth", "'deep' is not of type 'integer'"),
+    ({"datasets": {"x": {"kind": "locomo", "path": "p", "unit": "plain"}}}, "datasets.x",
+     "Additional properties are not allowed ('unit' was unexpected)"),
+    ({"colour": 1}, None, "Additional properties are not allowed ('colour' was unexpected)"),
+])
+def test_errors_name_the_field(config, field, message):
+    with pytest.raises(InputError) as err:
+        validate_config(config, source="my.yaml")
+    assert err.value.path == "my.yaml" and err.value.field == field
+    assert err.value.detail == f"config does not match config.schema.yaml: {message}"
