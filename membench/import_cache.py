@@ -23,8 +23,14 @@ _used: set[str] = set()
 _dirty = False
 
 
-def location() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+def location() -> Path | None:
+    """The cache file, or None where there is no cache folder to use (no home directory)."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except RuntimeError:
+            return None
     return Path(base) / "membench" / "imports.json"
 
 
@@ -33,8 +39,11 @@ def _key(source: bytes, package: str) -> str:
 
 
 def _read() -> dict[str, list[str]]:
+    path = location()
+    if path is None:
+        return {}
     try:
-        data = json.loads(location().read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("entries"), dict):
@@ -76,6 +85,8 @@ def save() -> None:
     if len(merged) > MAX_ENTRIES:  # old versions of edited files pile up: keep what this process used
         merged = {key: merged[key] for key in _used if key in merged}
     path = location()
+    if path is None:
+        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".imports-", suffix=".tmp")

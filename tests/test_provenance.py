@@ -70,3 +70,7 @@ def test_import_cache_serves_a_later_process_and_never_outlives_an_edit(tmp_path
     (cache / "membench" / "imports.json").write_text("{not json")
     assert _closure_names(package.parent, cache, "parse") == ["a.py", "c.py"]
     assert _closure_names(package.parent, cache, "no-parse") == ["a.py", "c.py"]
+
+    blocked = tmp_path / "a-file"  # a cache folder that cannot be made: the walk parses and is still right
+    blocked.write_text("")
+    assert _closure_names(package.parent, blocked, "parse") == ["a.py", "c.py"]
