@@ -2,7 +2,8 @@
 
 Every Snakemake start walks the package's imports to version each rule's code (`provenance`); parsing ~90 files
 with `ast` was ~0.15 s of a 2 s no-op rerun. The key is the bytes' SHA-256 plus the package that relative
-imports resolve against, so an entry can never describe other code than the file now on disk. The file lives in
+imports resolve against, plus a digest of the parser (`provenance.py`'s bytes), so an entry can never describe
+other code than the file now on disk, nor come from an older way of reading imports. The file lives in
 the user's cache folder (`$XDG_CACHE_HOME/membench`, else `~/.cache/membench`), shared by every clone and
 workdir; it is only a cache: an unreadable or unwritable one costs the parse and nothing else.
 """
@@ -34,8 +35,8 @@ def location() -> Path | None:
     return Path(base) / "membench" / "imports.json"
 
 
-def _key(source: bytes, package: str) -> str:
-    return f"{hashlib.sha256(source).hexdigest()}|{package}"
+def _key(source: bytes, package: str, parser: str) -> str:
+    return f"{hashlib.sha256(source).hexdigest()}|{package}|{parser}"
 
 
 def _read() -> dict[str, list[str]]:
@@ -58,19 +59,19 @@ def _loaded() -> dict[str, list[str]]:
     return _entries
 
 
-def lookup(source: bytes, package: str) -> frozenset[str] | None:
-    """The import names remembered for these bytes in this package, or None."""
-    key = _key(source, package)
+def lookup(source: bytes, package: str, parser: str) -> frozenset[str] | None:
+    """The import names `parser` found in these bytes in this package, or None."""
+    key = _key(source, package, parser)
     names = _loaded().get(key)
-    if not isinstance(names, list):
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
         return None
     _used.add(key)
     return frozenset(names)
 
 
-def remember(source: bytes, package: str, names: frozenset[str]) -> None:
+def remember(source: bytes, package: str, parser: str, names: frozenset[str]) -> None:
     global _dirty
-    key = _key(source, package)
+    key = _key(source, package, parser)
     _loaded()[key] = sorted(names)
     _used.add(key)
     _dirty = True

@@ -22,6 +22,7 @@ from pathlib import Path
 from membench import import_cache
 
 REPO = Path(__file__).resolve().parent.parent
+_PARSER = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]  # cached imports name the code that read them
 
 
 def code_version(*paths: str | Path) -> str:
@@ -113,11 +114,11 @@ def imports_of(path: Path, module_name: str) -> set[str]:
 def _imports(path: Path, module_name: str, stamp: tuple[int, int]) -> frozenset[str]:
     package = module_name if path.name == "__init__.py" else module_name.rpartition(".")[0]
     source = file_bytes(path)
-    known = import_cache.lookup(source, package)
+    known = import_cache.lookup(source, package, _PARSER)
     if known is not None:
         return known
     names = _parse_imports(path, source, package)
-    import_cache.remember(source, package, names)
+    import_cache.remember(source, package, _PARSER, names)
     return names
 
 
