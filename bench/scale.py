@@ -3,8 +3,11 @@
     python bench/scale.py --shared --json out.json          # the default run (config/shared-data.yaml)
     python bench/scale.py --shape s --questions 100         # LongMemEval-S shape, generated (timing only)
     python bench/scale.py --shape m --questions 50          # LongMemEval-M shape
+    python bench/scale.py --shape s --questions 100 --adapters bm25 bm25-upstream   # only these runs
 
-Runs `snakemake --cores N results/report.md` in a fresh work folder with every zero-call built-in, then a no-op
+Runs `snakemake --cores N results/report.md` in a fresh work folder with every zero-call built-in (or only the
+runs --adapters names: the BM25 family alone times how parse, score and retrieval_log grow with the questions,
+without the embedding), then a no-op
 rerun, then measures the floor in the same process (bench/floor.py): MiniLM throughput on a sample of each
 dataset's distinct texts x their number, plus one BM25 pass over the data. Prints and writes (--json): wall,
 floor, their ratio, wall per rule and peak RSS per job (from `benchmarks/**.tsv`), distinct vs requested texts.
@@ -69,10 +72,22 @@ def snakemake(work: Path, config: Path, cores: int, log: Path) -> float:
     return wall
 
 
-def measure(work: Path, datasets: dict[str, dict[str, Any]], cores: int, sample: int) -> dict[str, Any]:
+def only_runs(names: list[str] | None) -> dict[str, Any]:
+    """The `adapters:` config that switches off every default run not in `names` (None: keep the defaults)."""
+    if not names:
+        return {}
+    defaults = yaml.safe_load((REPO / "config.yaml").read_text())["adapters"]
+    unknown = sorted(set(names) - set(defaults))
+    if unknown:
+        sys.exit(f"--adapters: {', '.join(unknown)} not among config.yaml's runs ({', '.join(defaults)})")
+    return {"adapters": {a: {"enabled": False} for a in defaults if a not in names}}
+
+
+def measure(work: Path, datasets: dict[str, dict[str, Any]], cores: int, sample: int,
+            adapters: list[str] | None = None) -> dict[str, Any]:
     enabled = {d: spec for d, spec in datasets.items() if spec.get("enabled", True)}
     config = work / "scale-config.yaml"
-    config.write_text(json.dumps({"datasets": datasets}))
+    config.write_text(json.dumps({"datasets": datasets, **only_runs(adapters)}))
     load_before = os.getloadavg()
     wall = snakemake(work, config, cores, work / "snakemake.log")
     rerun = snakemake(work, config, cores, work / "snakemake.rerun.log")
@@ -89,7 +104,8 @@ def measure(work: Path, datasets: dict[str, dict[str, Any]], cores: int, sample:
             "cores": cores, "load_before": load_before, "load_after": os.getloadavg(),
             "cache_keys": cache_keys(work / "resources" / "embeddings"), "datasets": texts,
             "stages": by_rule(jobs), "jobs": jobs, "jobs_run": jobs_run(work / "snakemake.log"),
-            "rerun_jobs": jobs_run(work / "snakemake.rerun.log"), "work": str(work), "commit": _commit()}
+            "rerun_jobs": jobs_run(work / "snakemake.rerun.log"), "work": str(work), "commit": _commit(),
+            "adapters": adapters or "config.yaml's defaults"}
 
 
 def dataset_floor(work: Path, name: str, kind: str, jobs: list[dict[str, Any]], encoder: Encoder,
@@ -125,6 +141,8 @@ def main() -> None:
     shape_arguments(ap)
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--sample", type=int, default=256, help="texts per dataset for the encoder's throughput")
+    ap.add_argument("--adapters", nargs="+", metavar="RUN", help="only these of config.yaml's runs (default: all "
+                    "that are on there)")
     ap.add_argument("--workdir", type=Path, help="work folder (default: a new temporary one, kept)")
     ap.add_argument("--json", type=Path, help="write the figures here")
     ap.add_argument("--wait-load", type=float, help="on a shared machine: start only once the 1-minute load "
@@ -148,10 +166,11 @@ def main() -> None:
         generated = {"name": name, "notice": NOTICE, **about, "seconds": time.perf_counter() - start,
                      "bytes": (work / "data" / f"{name}.json").stat().st_size}
         result = {"label": f"{name}, {shape.questions} questions (timing only)", "generated": generated,
-                  **measure(work, synthetic_datasets(name, work / "data" / f"{name}.json"), args.cores, args.sample)}
+                  **measure(work, synthetic_datasets(name, work / "data" / f"{name}.json"), args.cores, args.sample,
+                             args.adapters)}
     else:
         result = {"label": "shared data (config/shared-data.yaml)",
-                  **measure(work, shared_datasets(), args.cores, args.sample)}
+                  **measure(work, shared_datasets(), args.cores, args.sample, args.adapters)}
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=2, default=str) + "\n")
