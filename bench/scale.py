@@ -73,14 +73,16 @@ def snakemake(work: Path, config: Path, cores: int, log: Path) -> float:
 
 
 def only_runs(names: list[str] | None) -> dict[str, Any]:
-    """The `adapters:` config that switches off every default run not in `names` (None: keep the defaults)."""
+    """The config that switches off every default run not in `names`, and the fact-augmented runs of those
+    (None: keep the defaults)."""
     if not names:
         return {}
-    defaults = yaml.safe_load((REPO / "config.yaml").read_text())["adapters"]
-    unknown = sorted(set(names) - set(defaults))
+    defaults = yaml.safe_load((REPO / "config.yaml").read_text())
+    unknown = sorted(set(names) - set(defaults["adapters"]))
     if unknown:
-        sys.exit(f"--adapters: {', '.join(unknown)} not among config.yaml's runs ({', '.join(defaults)})")
-    return {"adapters": {a: {"enabled": False} for a in defaults if a not in names}}
+        sys.exit(f"--adapters: {', '.join(unknown)} not among config.yaml's runs ({', '.join(defaults['adapters'])})")
+    return {"adapters": {a: {"enabled": False} for a in defaults["adapters"] if a not in names},
+            "facts": {"adapters": [a for a in defaults["facts"]["adapters"] if a in names]}}
 
 
 def measure(work: Path, datasets: dict[str, dict[str, Any]], cores: int, sample: int,
