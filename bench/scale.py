@@ -49,9 +49,14 @@ def shared_datasets() -> dict[str, dict[str, Any]]:
     return datasets
 
 
+def default_config() -> dict[str, Any]:
+    """config.yaml, whose datasets and runs a benchmark config switches off."""
+    return yaml.safe_load((REPO / "config.yaml").read_text())
+
+
 def synthetic_datasets(name: str, path: Path) -> dict[str, dict[str, Any]]:
     """Only the generated file: every dataset of config.yaml switched off."""
-    defaults = yaml.safe_load((REPO / "config.yaml").read_text())["datasets"]
+    defaults = default_config()["datasets"]
     datasets = {d: {"kind": spec["kind"], "enabled": False} for d, spec in defaults.items()}
     datasets[name] = {"kind": "longmemeval", "path": str(path)}
     return datasets
@@ -77,7 +82,7 @@ def only_runs(names: list[str] | None) -> dict[str, Any]:
     (None: keep the defaults)."""
     if not names:
         return {}
-    defaults = yaml.safe_load((REPO / "config.yaml").read_text())
+    defaults = default_config()
     unknown = sorted(set(names) - set(defaults["adapters"]))
     if unknown:
         sys.exit(f"--adapters: {', '.join(unknown)} not among config.yaml's runs ({', '.join(defaults['adapters'])})")
@@ -86,10 +91,11 @@ def only_runs(names: list[str] | None) -> dict[str, Any]:
 
 
 def measure(work: Path, datasets: dict[str, dict[str, Any]], cores: int, sample: int,
-            adapters: list[str] | None = None) -> dict[str, Any]:
+            runs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """runs: config that switches default runs off (`only_runs`)."""
     enabled = {d: spec for d, spec in datasets.items() if spec.get("enabled", True)}
     config = work / "scale-config.yaml"
-    config.write_text(json.dumps({"datasets": datasets, **only_runs(adapters)}))
+    config.write_text(json.dumps({"datasets": datasets, **(runs or {})}))
     load_before = os.getloadavg()
     wall = snakemake(work, config, cores, work / "snakemake.log")
     rerun = snakemake(work, config, cores, work / "snakemake.rerun.log")
@@ -106,8 +112,7 @@ def measure(work: Path, datasets: dict[str, dict[str, Any]], cores: int, sample:
             "cores": cores, "load_before": load_before, "load_after": os.getloadavg(),
             "cache_keys": cache_keys(work / "resources" / "embeddings"), "datasets": texts,
             "stages": by_rule(jobs), "jobs": jobs, "jobs_run": jobs_run(work / "snakemake.log"),
-            "rerun_jobs": jobs_run(work / "snakemake.rerun.log"), "work": str(work), "commit": _commit(),
-            "adapters": adapters or "config.yaml's defaults"}
+            "rerun_jobs": jobs_run(work / "snakemake.rerun.log"), "work": str(work), "commit": _commit()}
 
 
 def dataset_floor(work: Path, name: str, kind: str, jobs: list[dict[str, Any]], encoder: Encoder,
@@ -156,6 +161,7 @@ def main() -> None:
     synthetic = args.shape is not None
     if not synthetic and any(getattr(args, f.name) is not None for f in dataclasses.fields(Shape)):
         ap.error("shape options (--questions, --sessions, ...) need --shape s or --shape m")
+    runs = only_runs(args.adapters)  # an unknown name stops here, before any data is generated
     while args.wait_load is not None and os.getloadavg()[0] > args.wait_load:
         time.sleep(30)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="membench-scale-"))
@@ -169,10 +175,11 @@ def main() -> None:
                      "bytes": (work / "data" / f"{name}.json").stat().st_size}
         result = {"label": f"{name}, {shape.questions} questions (timing only)", "generated": generated,
                   **measure(work, synthetic_datasets(name, work / "data" / f"{name}.json"), args.cores, args.sample,
-                             args.adapters)}
+                             runs)}
     else:
         result = {"label": "shared data (config/shared-data.yaml)",
-                  **measure(work, shared_datasets(), args.cores, args.sample, args.adapters)}
+                  **measure(work, shared_datasets(), args.cores, args.sample, runs)}
+    result["adapters"] = args.adapters or "config.yaml's defaults"
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=2, default=str) + "\n")
