@@ -24,7 +24,9 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
         from jsonschema.exceptions import best_match
 
         error = best_match(errors)
-        raise InputError(source, f"config does not match {SCHEMA.name}: {error.message}",
+        why = f" ({error.schema['description']})" if error.validator == "pattern" and isinstance(
+            error.schema, dict) and error.schema.get("description") else ""  # a pattern alone says little
+        raise InputError(source, f"config does not match {SCHEMA.name}: {error.message}{why}",
                          field=".".join(map(str, error.absolute_path)) or None)
     from membench.benchmarks.registry import kinds
 

@@ -56,3 +56,29 @@ def test_errors_name_the_field(config, field, message):
         validate_config(config, source="my.yaml")
     assert err.value.path == "my.yaml" and err.value.field == field
     assert err.value.detail == f"config does not match config.schema.yaml: {message}"
+
+
+@pytest.mark.parametrize("name", ["locomo", "longmemeval-s-fragment", "lme_v2.1", "_draft", "2024"])
+def test_safe_names_are_accepted(name):
+    validate_config({"datasets": {name: {"kind": "locomo", "path": "p"}}, "adapters": {name: {"adapter": "bm25"}}})
+
+
+@pytest.mark.parametrize("name", ["../x", "../../x", "a/b", ".hidden", "..", "", "a b", "bm25+facts", "a\\b"])
+@pytest.mark.parametrize("section", ["datasets", "adapters"])
+def test_names_that_could_leave_results_are_refused(section, name):
+    """A dataset or run name becomes a folder or file name under results/ and logs/: `../x` would write outside."""
+    config = {"datasets": {"d": {"kind": "locomo", "path": "p"}}, "adapters": {"bm25": {}}}
+    config[section] = {name: {"kind": "locomo", "path": "p"} if section == "datasets" else {}}
+    with pytest.raises(InputError) as err:
+        validate_config(config)
+    assert err.value.field == section
+    assert err.value.detail.startswith(f"config does not match config.schema.yaml: {name!r} does not match ")
+    assert err.value.detail.endswith("letters, digits, '-', '_' and '.', not leading '.', so that no name "
+                                     "reaches outside results/)")
+
+
+@pytest.mark.parametrize("name", ["../x", "a/b", "..", "."])
+def test_download_file_names_stay_in_their_folder(name):
+    with pytest.raises(InputError) as err:
+        validate_config({"datasets": {"d": {"kind": "locomo", "files": [{"url": "https://h/f.json", "name": name}]}}})
+    assert err.value.field == "datasets.d.files.0.name"
