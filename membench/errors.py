@@ -6,6 +6,8 @@ from __future__ import annotations
 class InputError(ValueError):
     """Bad benchmark or config input: says where (file, record, field) and what is wrong."""
 
+    exit_quietly = True  # membench.logs: the message says it all; the traceback goes to the job's log only
+
     def __init__(self, path, message: str, record: str | None = None, field: str | None = None):
         self.path = str(path)
         self.record = record

@@ -1,8 +1,9 @@
 """Send a stage's logging to its Snakemake `log:` file, and record a failure's reason there too.
 
-An error that already says everything in one line (``exit_quietly = True`` on its class: a model stage that
-stopped, an endpoint that cannot be used) and Ctrl-C end the process with that one line and a non-zero exit,
-without a Python traceback.
+An error the project raises itself, whose message already says everything in one line (``exit_quietly = True``
+on its class: bad input or config, an adapter that cannot be loaded, a model stage that stopped, an endpoint
+that cannot be used), and Ctrl-C end the process with that one line on the console and a non-zero exit; the
+traceback goes to the log file only. Any other error (a bug) shows its traceback on the console as well.
 """
 
 from __future__ import annotations
@@ -12,6 +13,30 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence
+
+
+def says_it_all(err: BaseException) -> bool:
+    """Whether an error is one the project raises with a complete one-line message (``exit_quietly``)."""
+    return bool(getattr(err, "exit_quietly", False))
+
+
+@contextmanager
+def one_line_errors() -> Iterator[None]:
+    """Around the Snakefile's own checks (config, adapter runs): such an error ends snakemake with its message
+    alone and exit status 1, where Snakemake would add the stack of Snakefile lines that raised it."""
+    try:
+        yield
+    except Exception as err:
+        if says_it_all(err):
+            raise SystemExit(f"membench: {err}") from None
+        raise
+
+
+class _NotFileOnly(logging.Filter):
+    """Keeps records logged with ``extra={"file_only": True}`` (a failure's traceback) off a handler."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not getattr(record, "file_only", False)
 
 
 class _FileOnly(logging.Filter):
@@ -34,6 +59,7 @@ def log_to(path: str | Path | None, level: int = logging.INFO,
     root = logging.getLogger()
     console = logging.StreamHandler(sys.stderr)
     console.addFilter(_FileOnly(file_only))
+    console.addFilter(_NotFileOnly())
     handlers: list[logging.Handler] = [console]
     if path:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -53,7 +79,8 @@ def log_to(path: str | Path | None, level: int = logging.INFO,
         raise SystemExit(130) from None
     except Exception as err:
         log.error("%s: %s", type(err).__name__, err)
-        if getattr(err, "exit_quietly", False):
+        log.error("where it was raised:", exc_info=err, extra={"file_only": True})
+        if says_it_all(err):
             raise SystemExit(1) from None
         raise
     finally:

@@ -56,6 +56,8 @@ _MEMBENCH_DIR = Path(__file__).resolve().parents[1]
 class AdapterLoadError(ValueError):
     """An adapter spec that names no built-in, or a plugin that cannot be imported or used."""
 
+    exit_quietly = True  # membench.logs: the message says it all; the traceback goes to the job's log only
+
 
 def _builtins_hint() -> str:
     return "built-in adapters: " + ", ".join(BUILTINS) + "; a plugin is named as module:Class"
