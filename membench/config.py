@@ -115,7 +115,12 @@ def _normalise_subset(config: dict[str, Any]) -> None:
 
 
 def enabled_datasets(config: dict[str, Any]) -> list[str]:
-    return [name for name, spec in config["datasets"].items() if spec.get("enabled", True)]
+    """The datasets a run uses; none is an error (the run would end with an empty report)."""
+    names = [name for name, spec in config["datasets"].items() if spec.get("enabled", True)]
+    if not names:
+        raise InputError("config", "every dataset is disabled (`enabled: false`) or none is given: there is "
+                         "nothing to run", field="datasets")
+    return names
 
 
 def is_local(spec: dict[str, Any]) -> bool:

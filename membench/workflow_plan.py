@@ -14,24 +14,30 @@ from membench.adapters.registry import facts_base, resolve
 from membench.adapters.retrieval_system import RetrievalSystemAdapter
 from membench.benchmarks.record import Benchmark
 from membench.benchmarks.registry import benchmark
+from membench.errors import InputError
 from membench.memory.registry import is_memory_system
 
 
 def adapter_runs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Enabled adapter runs: run name -> {adapter: spec, params: {...}}."""
+    """Enabled adapter runs: run name -> {adapter: spec, params: {...}}. None enabled is an error: a run would
+    end with an empty report."""
     runs = {}
     for name, spec in config["adapters"].items():
         if spec.get("enabled", True):
             runs[name] = {"adapter": spec.get("adapter") or name, "params": dict(spec.get("params") or {})}
+    if not runs:
+        raise InputError("config", "every adapter run is disabled (`enabled: false`): there is nothing to rank",
+                         field="adapters")
     runs.update(ablation_runs(config))
     if config["facts"]["source"] != "none":
         for base in config["facts"]["adapters"]:
             if base not in runs:
-                raise ValueError(f"facts.adapters names {base!r}, which is not an enabled adapter run")
+                raise InputError("config", f"names {base!r}, which is not an enabled adapter run",
+                                 field="facts.adapters")
             runs[f"{base}+facts"] = {"adapter": f"{runs[base]['adapter']}+facts", "params": runs[base]["params"]}
     if config["baseline"] not in runs:
-        raise ValueError(f"the baseline adapter {config['baseline']!r} is not among the enabled adapters "
-                         f"({', '.join(runs)})")
+        raise InputError("config", f"the baseline adapter {config['baseline']!r} is not among the enabled adapters "
+                         f"({', '.join(runs)})", field="baseline")
     return runs
 
 
@@ -58,7 +64,8 @@ def facts_source(config: dict[str, Any], dataset: str) -> str | None:
 
 
 def runs_for(config: dict[str, Any], datasets: list[str], adapters: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
-    """(dataset, run) pairs: granularities must meet, and a fact-augmented run needs the dataset's facts."""
+    """(dataset, run) pairs: granularities must meet, and a fact-augmented run needs the dataset's facts. No
+    pair at all is an error (every enabled run ranks a unit no enabled dataset is scored at)."""
     pairs = []
     for dataset in datasets:
         wanted = set(benchmark_of(config, dataset).granularities)
@@ -67,6 +74,10 @@ def runs_for(config: dict[str, Any], datasets: list[str], adapters: dict[str, di
                 continue
             if wanted & set(granularities_of(run["adapter"])):
                 pairs.append((dataset, name))
+    if datasets and not pairs:
+        raise InputError("config", f"none of the enabled adapter runs ({', '.join(adapters)}) ranks what the "
+                         f"enabled datasets ({', '.join(datasets)}) are scored at: there is nothing to rank",
+                         field="adapters")
     return pairs
 
 

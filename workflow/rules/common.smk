@@ -6,9 +6,15 @@ from pathlib import Path
 
 from membench.benchmarks.registry import benchmark
 from membench.config import absolute_paths, enabled_datasets, is_local, subset_workdir, validate_config
+from membench.logs import one_line_errors
 from membench.provenance import code_version, module_version
+from membench.workflow_plan import adapter_runs, facts_source, judged_runs, qa_runs, runs_for
 
-validate_config(config)
+with one_line_errors():  # a bad config ends the run with its one-line message, before anything is written
+    validate_config(config)
+    DATASETS = enabled_datasets(config)
+    ADAPTERS = adapter_runs(config)
+    RUNS = runs_for(config, DATASETS, ADAPTERS)
 
 # Rule scripts import this repository's membench, also inside a --use-conda environment (which holds only the
 # pinned dependencies of envs/membench.yaml); cluster jobs inherit it with the rest of the environment.
@@ -33,7 +39,6 @@ def print_headline():
         print(f"\nmembench headline figures ({path.resolve()}):\n{text}")
 
 
-DATASETS = enabled_datasets(config)
 RESOURCES = config["resources_dir"]
 ENV = "../../envs/membench.yaml"
 
@@ -79,10 +84,7 @@ def errata_file(wildcards):
 from membench.ablation import ablated
 from membench.adapters.registry import adapter_source_files, adapter_version, facts_base
 from membench.memory.registry import memory_runs
-from membench.workflow_plan import adapter_runs, facts_source, judged_runs, qa_runs, runs_for
 
-ADAPTERS = adapter_runs(config)
-RUNS = runs_for(config, DATASETS, ADAPTERS)
 JUDGED = judged_runs(config, RUNS)
 ANSWERED = qa_runs(config, RUNS)
 CALIBRATED = sorted({d for d, _ in ANSWERED}) if config["qa"]["judge_calibration"]["enabled"] else []

@@ -1,0 +1,65 @@
+"""The plan's own config checks: a config that would rank nothing, or names a run that is not there, is an
+error naming the field, never a run that ends with an empty report."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from conftest import REPO
+from membench.config import enabled_datasets, validate_config
+from membench.errors import InputError
+from membench.workflow_plan import adapter_runs, runs_for
+
+BUILT_INS = ("bm25", "bm25-upstream", "bm25-time", "bm25-v2", "dense", "hybrid", "substring", "state-aware",
+             "action-only")
+
+
+def config(datasets: dict | None = None, adapters: dict | None = None, **rest) -> dict:
+    base = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
+    for name, spec in (datasets or {}).items():
+        base["datasets"][name] = {**base["datasets"].get(name, {}), **spec}
+    for name, spec in (adapters or {}).items():
+        base["adapters"][name] = {**base["adapters"].get(name, {}), **spec}
+    return validate_config({**base, **rest})
+
+
+def plan(cfg: dict) -> list[tuple[str, str]]:
+    return runs_for(cfg, enabled_datasets(cfg), adapter_runs(cfg))
+
+
+def test_every_dataset_disabled():
+    cfg = config({d: {"enabled": False} for d in ("longmemeval-s", "locomo", "procedural")})
+    with pytest.raises(InputError, match=r"field 'datasets': every dataset is disabled .*nothing to run"):
+        plan(cfg)
+
+
+def test_every_adapter_disabled():
+    cfg = config(adapters={a: {"enabled": False} for a in BUILT_INS})
+    with pytest.raises(InputError, match=r"field 'adapters': every adapter run is disabled .*nothing to rank"):
+        plan(cfg)
+
+
+def test_no_enabled_run_ranks_an_enabled_dataset():
+    """The Procedural baselines rank trajectories only: on LoCoMo alone they have nothing to rank."""
+    cfg = config({"longmemeval-s": {"enabled": False}, "procedural": {"enabled": False}},
+                 {a: {"enabled": False} for a in BUILT_INS if a not in ("state-aware", "action-only")},
+                 baseline="state-aware", facts={"source": "none"})
+    with pytest.raises(InputError) as err:
+        plan(cfg)
+    assert err.value.field == "adapters"
+    assert err.value.detail == ("none of the enabled adapter runs (state-aware, action-only) ranks what the enabled "
+                                "datasets (locomo) are scored at: there is nothing to rank")
+
+
+def test_references_to_missing_runs_name_their_field():
+    with pytest.raises(InputError, match=r"field 'baseline': the baseline adapter 'nope' is not among"):
+        plan(config(baseline="nope"))
+    with pytest.raises(InputError, match=r"field 'facts.adapters': names 'nope', which is not an enabled"):
+        plan(config(facts={"adapters": ["nope"]}))
+
+
+def test_the_shipped_config_plans_every_pair():
+    pairs = plan(config())
+    # 7 adapters on all 3 datasets, the 2 Procedural baselines, bm25+facts and dense+facts on LoCoMo (its facts)
+    assert len(pairs) == 7 * 3 + 2 + 2
