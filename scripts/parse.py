@@ -5,5 +5,5 @@ from membench.logs import log_to
 from membench.stages import parse
 
 with log_to(snakemake.log[0]):
-    parse.run(snakemake.params.kind, Path(snakemake.input.source), dict(snakemake.output.items()),
+    parse.run(snakemake.params.kind, Path(snakemake.params.source), dict(snakemake.output.items()),
               snakemake.params.errata, snakemake.params.subset)

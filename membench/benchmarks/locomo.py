@@ -7,6 +7,7 @@ from membench.scoring import locomo as scoring
 BENCHMARK = Benchmark(
     kind=locomo.KIND,
     parse=locomo.parse,
+    reads=lambda source: (locomo.find_file(source),),
     score=scoring.score,
     granularities=("turn",),
     headlines=("evidence_recall@1", "evidence_recall@5", "evidence_recall@10", "evidence_recall@25",

@@ -7,6 +7,7 @@ from membench.scoring import longmemeval as scoring
 BENCHMARK = Benchmark(
     kind=longmemeval.KIND,
     parse=longmemeval.parse,
+    reads=lambda source: (longmemeval.find_file(source),),
     score=scoring.score,
     granularities=("session", "turn"),
     headlines=("session/recall_any@5", "session/recall_all@5", "session/ndcg_any@10", "turn2session/recall_all@5",

@@ -7,6 +7,7 @@ from membench.scoring import procedural as scoring
 BENCHMARK = Benchmark(
     kind=procedural.KIND,
     parse=procedural.parse,
+    reads=procedural.find_files,
     score=scoring.score,
     granularities=("trajectory",),
     headlines=("P@5", "R@10", "nDCG@5", "nDCG@10", "AP", "judged@5", "upstream/AP"),

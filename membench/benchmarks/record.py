@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from membench.errors import InputError
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -48,6 +50,21 @@ class Benchmark:
     errata: bool = False  # gold-label errata apply (membench/datasets/errata/<kind>.json)
     judged: bool = False  # its top k is graded by the LLM judge (judge:)
     retrieval_log: bool = False  # upstream-format retrieval logs are written per granularity
+    reads: Callable[[Path], tuple[Path, ...]] | None = None  # the files `parse` reads in a file or folder
+
+    def files_read(self, source: Path) -> list[Path]:
+        """The native files parsing `source` reads (`reads`; by default the file itself, or every file below
+        the folder but hidden ones): what a local dataset is tracked by. They may not all exist; a source
+        whose files cannot be told is itself the answer, and parsing it says what is wrong."""
+        source = Path(source)
+        if self.reads is not None:
+            try:
+                return list(self.reads(source))
+            except InputError:
+                return [source]
+        if source.is_dir():
+            return sorted(p for p in source.rglob("*") if p.is_file() and not p.name.startswith("."))
+        return [source]
 
     def depth_for(self, haystack: Haystack, granularity: str, depth: int) -> int:
         """How many of a haystack's documents a run ranks: all of them (full_depth) or `retrieval.depth`."""

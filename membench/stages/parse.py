@@ -22,9 +22,8 @@ def run(kind: str, source: Path, out: Path | Mapping[str, Path], errata: Mapping
     section), cut to a stratified subset of questions when `subset_spec` ({per_group, seed}) is given, write
     the tables (to the paths in `out`, or into the folder `out`)."""
     source = Path(source)
-    files = sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else [source]
-    sources = {str(p): sha256_file(p) for p in files if not p.name.startswith(".")}
     parsed = parse_dataset(kind, source)
+    sources = {str(p): sha256_file(p) for p in benchmark(kind).files_read(source)}
     if benchmark(kind).errata:
         parsed.counts["gold_errata_applied"] = apply_errata(parsed, errata)
     if subset_spec:

@@ -4,6 +4,7 @@ import os
 import re
 from pathlib import Path
 
+from membench import source_digests
 from membench.benchmarks.registry import benchmark
 from membench.config import absolute_paths, enabled_datasets, is_local, subset_workdir, validate_config
 from membench.logs import one_line_errors
@@ -68,6 +69,20 @@ def dataset_source(wildcards):
     if is_local(spec):
         return spec["path"]
     return f"{RESOURCES}/{wildcards.dataset}"
+
+
+def dataset_files(wildcards):
+    """What a parse reads: of a local copy, the files its benchmark's parser reads (so an edit inside a folder,
+    which leaves the folder's time as it was, reruns it); otherwise the download rule's folder."""
+    spec = dataset_spec(wildcards)
+    if is_local(spec):
+        return [str(p) for p in dataset_benchmark(wildcards).files_read(Path(spec["path"]))]
+    return dataset_source(wildcards)
+
+
+def dataset_digests(wildcards):
+    """The sha256 of a local copy's files (a download is checked against its configured sha256 instead)."""
+    return source_digests.digests(dataset_files(wildcards)) if is_local(dataset_spec(wildcards)) else {}
 
 
 def errata_file(wildcards):

@@ -1,9 +1,10 @@
-# Parse a benchmark's native files into normalised Parquet tables and a visible normalisation log.
+# Parse a benchmark's native files into normalised Parquet tables and a visible normalisation log. A local copy
+# (`path:`) is tracked by the files its parser reads and their sha256, so an edit inside a folder reruns its parse.
 
 
 rule parse:
     input:
-        source=dataset_source,
+        source=dataset_files,
         errata=errata_file,
     output:
         questions="results/{dataset}/questions.parquet",
@@ -12,6 +13,8 @@ rule parse:
         qrels="results/{dataset}/qrels.parquet",
         normalization="results/{dataset}/normalization.json",
     params:
+        source=dataset_source,
+        sha256=dataset_digests,
         kind=lambda w: dataset_spec(w)["kind"],
         errata=lambda w: config["errata"] if dataset_benchmark(w).errata else None,
         subset=config["subset"],
