@@ -6,5 +6,5 @@ from membench.logs import log_to
 from membench.stages import facts
 
 with log_to(snakemake.log[0]):
-    facts.observations(find_file(Path(snakemake.input.source)), dict(snakemake.input.items()),
+    facts.observations(find_file(Path(snakemake.params.source)), dict(snakemake.input.items()),
                        Path(snakemake.output[0]))

@@ -3,12 +3,13 @@
 
 rule facts_observation:
     input:
-        source=dataset_source,
+        source=dataset_files,
         turns="results/{dataset}/turns.parquet",
         queries="results/{dataset}/view/queries.parquet",
     output:
         directory("results/{dataset}/facts/observation"),
     params:
+        source=dataset_source,
         code=module_version("membench.stages.facts"),
     log:
         "logs/facts/{dataset}.observation.log",
