@@ -6,7 +6,9 @@ Procedural baselines rank trajectories only, so they never run on chat benchmark
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from pathlib import Path
+from typing import Any, Iterable
 
 from membench.ablation import ablation_runs
 from membench.adapters.base import Adapter
@@ -97,3 +99,20 @@ def qa_runs(config: dict[str, Any], runs: list[tuple[str, str]]) -> list[tuple[s
     chosen = set(config["qa"]["adapters"])
     return [(d, a) for d, a in runs
             if benchmark_of(config, d).qa and a in chosen]
+
+
+SCOPE_JOIN = "+"  # joins dataset names into a scope name; never part of a name (config schema)
+
+
+def requested_datasets(targets: Iterable[str], datasets: list[str]) -> list[str]:
+    """The datasets that Snakemake targets need: those whose own folders (`results/<dataset>/...`) hold every
+    target, or all `datasets` when a target lies elsewhere (the report, the summary, a rule's name) or none
+    is given (the default target). Shared stages (the embed shards) then serve only these datasets, so a
+    request for one dataset's files never parses another."""
+    found = set()
+    for target in targets:
+        parts = Path(os.path.relpath(os.path.abspath(target))).parts
+        if len(parts) < 3 or parts[0] != "results" or parts[1] not in datasets:
+            return list(datasets)
+        found.add(parts[1])
+    return [d for d in datasets if d in found] or list(datasets)

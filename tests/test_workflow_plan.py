@@ -1,5 +1,5 @@
 """The plan's own config checks: a config that would rank nothing, or names a run that is not there, is an
-error naming the field, never a run that ends with an empty report."""
+error naming the field, never a run that ends with an empty report; and the datasets a run's targets need."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import yaml
 from conftest import REPO
 from membench.config import enabled_datasets, validate_config
 from membench.errors import InputError
-from membench.workflow_plan import adapter_runs, runs_for
+from membench.workflow_plan import adapter_runs, requested_datasets, runs_for
 
 BUILT_INS = ("bm25", "bm25-upstream", "bm25-time", "bm25-v2", "dense", "hybrid", "substring", "state-aware",
              "action-only")
@@ -63,3 +63,17 @@ def test_the_shipped_config_plans_every_pair():
     pairs = plan(config())
     # 7 adapters on all 3 datasets, the 2 Procedural baselines, bm25+facts and dense+facts on LoCoMo (its facts)
     assert len(pairs) == 7 * 3 + 2 + 2
+
+
+@pytest.mark.parametrize("targets, wanted", [
+    ([], ["lme", "locomo", "procedural"]),  # the default target: the report
+    (["results/report.md"], ["lme", "locomo", "procedural"]),
+    (["all"], ["lme", "locomo", "procedural"]),  # a rule's name
+    (["results/locomo/scores/dense.parquet"], ["locomo"]),
+    (["results/procedural/runs/bm25.trec", "results/locomo/questions.parquet"], ["locomo", "procedural"]),
+    (["results/locomo/scores/dense.parquet", "results/summary.parquet"], ["lme", "locomo", "procedural"]),
+    (["results/longmemeval-s/questions.parquet"], ["lme", "locomo", "procedural"]),  # not an enabled dataset
+    (["results/locomo/../procedural/questions.parquet"], ["procedural"]),
+])
+def test_requested_datasets(targets, wanted):
+    assert requested_datasets(targets, ["lme", "locomo", "procedural"]) == wanted

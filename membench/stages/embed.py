@@ -4,8 +4,9 @@
 its texts (`membench.embedding_plan`) and writes the distinct (model, text) pairs once. `embed_shard` embeds
 the texts whose sha256 falls in its shard into the content-addressed cache (`membench.embeddings`): shards run
 side by side on every core (or on many cluster nodes), and a text already in the cache costs nothing. Rank jobs
-of embedding runs wait for every shard, then only read vectors. One set of shards embeds the texts of all
-datasets of a run, so the model is loaded once per shard.
+of embedding runs wait for their dataset's `mark_embedded` marker (written once the shards that embed its texts
+are done), then only read vectors. One set of shards embeds the texts of all the datasets a run needs, so the
+model is loaded once per shard.
 """
 
 from __future__ import annotations
@@ -98,3 +99,11 @@ def embed_shard(texts_paths: Path | list[Path], shard: int, shards: int, cache_d
                  cache.misses, seconds)
     atomic_write_text(manifest_path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest
+
+
+def mark_embedded(dataset: str, manifests: list[Path], marker: Path) -> dict[str, Any]:
+    """Write the marker the rank jobs of `dataset`'s embedding runs wait for: the manifests of the shards that
+    embedded its texts (with those of the other datasets of the same run)."""
+    out = {"dataset": dataset, "shards": {str(p): json.loads(p.read_text(encoding="utf-8")) for p in manifests}}
+    atomic_write_text(marker, json.dumps(out, indent=2, sort_keys=True) + "\n")
+    return out

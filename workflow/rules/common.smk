@@ -9,7 +9,8 @@ from membench.benchmarks.registry import benchmark
 from membench.config import absolute_paths, enabled_datasets, is_local, subset_workdir, validate_config
 from membench.logs import one_line_errors
 from membench.provenance import code_version, module_version
-from membench.workflow_plan import adapter_runs, facts_source, judged_runs, qa_runs, runs_for
+from membench.workflow_plan import (SCOPE_JOIN, adapter_runs, facts_source, judged_runs, qa_runs, requested_datasets,
+                                    runs_for)
 
 with one_line_errors():  # a bad config ends the run with its one-line message, before anything is written
     validate_config(config)
@@ -172,16 +173,35 @@ def rank_parts(wildcards):
     return [f"results/{wildcards.dataset}/runs/parts/{wildcards.adapter}.{i}.parquet" for i in range(RANK_PARTS)]
 
 
-def embedding_texts():
-    """The distinct-text tables of every dataset that has an embedding run: what the embed shards embed."""
-    return [f"results/{d}/embeddings/texts.parquet" for d in DATASETS if embedding_run_names(d)]
+def embed_scope(dataset):
+    """The datasets one set of embed shards serves, named by joining them with "+": those that this
+    invocation's targets need and that have embedding runs (all of them for the report). So a request for one
+    dataset's files embeds, and parses, that dataset alone, and a full run loads the model once per shard.
+    Read while the DAG is built: Snakemake sets `workflow.dag_settings` after parsing the Snakefile."""
+    targets = getattr(getattr(workflow, "dag_settings", None), "targets", None) or ()
+    scope = [d for d in requested_datasets(targets, DATASETS) if embedding_run_names(d)]
+    return SCOPE_JOIN.join(scope if dataset in scope else [dataset])
+
+
+def scope_texts(wildcards):
+    """The distinct-text tables of the datasets a set of embed shards serves: what they embed."""
+    return [f"results/{d}/embeddings/texts.parquet" for d in wildcards.scope.split(SCOPE_JOIN)]
+
+
+def scope_shards(wildcards):
+    """The embed shards that embed this dataset's texts (with those of the other datasets the targets need),
+    as `ancient` inputs: shards that rerun for another dataset's texts leave this dataset's jobs alone."""
+    scope = embed_scope(wildcards.dataset)
+    return [ancient(f"results/embeddings/{scope}/shard-{i}.json") for i in range(config["embedding"]["shards"])]
 
 
 def rank_embeddings(wildcards):
-    """An embedding run waits for every embed shard; other runs wait for nothing."""
+    """An embedding run waits until its dataset's texts are embedded; other runs wait for nothing. `ancient`:
+    the marker is rewritten when the targets change the scope, which must not rerun this dataset's ranks; only
+    the order is kept (a rank whose own inputs changed reruns anyway, after the marker)."""
     if wildcards.adapter not in EMBEDDING_RUNS:
         return []
-    return [f"results/embeddings/shard-{i}.json" for i in range(config["embedding"]["shards"])]
+    return [ancient(f"results/{wildcards.dataset}/embeddings/embedded.json")]
 
 
 def rank_facts(wildcards):

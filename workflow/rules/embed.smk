@@ -1,6 +1,6 @@
 # Embed every distinct text the datasets' embedding runs need, once, in shards that run side by side (one set
-# of shards for all datasets, so each shard loads the model once); rank jobs of those runs then only read
-# vectors from the content-addressed cache.
+# of shards for all the datasets a run's targets need, so each shard loads the model once); rank jobs of those
+# runs then only read vectors from the content-addressed cache.
 
 
 rule embed_texts:
@@ -31,9 +31,11 @@ rule embed_texts:
 
 rule embed:
     input:
-        texts=embedding_texts(),
+        texts=scope_texts,
     output:
-        manifest="results/embeddings/shard-{shard}.json",
+        manifest="results/embeddings/{scope}/shard-{shard}.json",
+    wildcard_constraints:
+        scope=r"[^/]+",
     params:
         shards=config["embedding"]["shards"],
         cache=EMBEDDINGS,
@@ -41,10 +43,32 @@ rule embed:
         code=code_version("membench/stages/embed.py", "membench/embeddings.py", "membench/encoder.py"),
     threads: 1
     log:
-        "logs/embed/{shard}.log",
+        "logs/embed/{scope}/{shard}.log",
     benchmark:
-        "benchmarks/embed/{shard}.tsv"
+        "benchmarks/embed/{scope}/{shard}.tsv"
     conda:
         ENV
     script:
         "../../scripts/embed.py"
+
+
+# Seconds of work: run beside snakemake rather than wait in a cluster queue.
+localrules:
+    embedded,
+
+
+# The dataset's texts are in the cache: what its embedding runs' rank jobs wait for. It reruns when its own
+# texts change and then waits for the shards; shards that rerun for another dataset's texts, or a change of
+# scope, rerun none of this dataset's jobs (`ancient` inputs keep the order and ignore the times).
+rule embedded:
+    input:
+        texts="results/{dataset}/embeddings/texts.parquet",
+        shards=scope_shards,
+    output:
+        marker="results/{dataset}/embeddings/embedded.json",
+    log:
+        "logs/embedded/{dataset}.log",
+    conda:
+        ENV
+    script:
+        "../../scripts/embedded.py"
