@@ -188,6 +188,11 @@ def aggregate_datasets(score_files: Iterable[tuple[str, str, Path]], questions: 
     return aggregate(score_files, baseline, resamples, seed, resampling, headlines, ablation)
 
 
+def concat_tables(paths: Iterable[str | Path], columns: list[str]) -> pd.DataFrame:
+    """Per-dataset tables (Parquet files), in the given order, as one table."""
+    return _concat([pd.read_parquet(p) for p in paths], columns)
+
+
 def _concat(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
     frames = [f for f in frames if not f.empty]
     return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)

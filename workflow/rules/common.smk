@@ -232,6 +232,16 @@ def score_keys():
     return RUNS + JUDGED + ANSWERED
 
 
+def dataset_score_files(wildcards):
+    """The score files of one dataset (the per-dataset aggregate and tables read them)."""
+    return [f for (d, _), f in zip(score_keys(), score_files()) if d == wildcards.dataset]
+
+
+def dataset_score_keys(wildcards):
+    """(dataset, adapter) of each file in dataset_score_files(), in the same order."""
+    return [(d, a) for d, a in score_keys() if d == wildcards.dataset]
+
+
 def cost_files():
     return (
         [f"results/{d}/costs/facts.json" for d in DATASETS if facts_source(config, d) == "llm"]

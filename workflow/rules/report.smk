@@ -49,12 +49,12 @@ rule difficulty:
 
 rule per_question:
     input:
-        scores=lambda w: [f for (d, a), f in zip(score_keys(), score_files()) if d == w.dataset],
+        scores=dataset_score_files,
     output:
         parquet="results/{dataset}/per_question.parquet",
         csv="results/{dataset}/per_question.csv",
     params:
-        adapters=lambda w: [a for d, a in score_keys() if d == w.dataset],
+        adapters=lambda w: [a for _, a in dataset_score_keys(w)],
         subset=config["subset"],
         code=module_version("membench.report.artifacts"),
     log:
@@ -73,7 +73,7 @@ localrules:
 
 rule plots:
     input:
-        summary="results/summary.parquet",
+        summary="results/{dataset}/summary.parquet",
     output:
         curve=report("results/plots/{dataset}_curve.png", category="Plots", caption="../report/curve.rst"),
         groups=report("results/plots/{dataset}_groups.png", category="Plots", caption="../report/groups.rst"),

@@ -48,18 +48,21 @@ rule retrieval_log:
 # Seconds of work: run beside snakemake rather than wait in a cluster queue.
 localrules:
     aggregate,
+    summary,
 
 
+# Means with CIs and paired tests, per dataset: a dataset's figures (and its plots) are redone only when its
+# own scores change.
 rule aggregate:
     input:
-        scores=score_files(),
-        questions=expand("results/{dataset}/questions.parquet", dataset=DATASETS),
+        scores=dataset_score_files,
+        questions="results/{dataset}/questions.parquet",
     output:
-        summary="results/summary.parquet",
-        significance="results/significance.parquet",
+        summary="results/{dataset}/summary.parquet",
+        significance="results/{dataset}/significance.parquet",
     params:
-        score_keys=score_keys(),
-        kinds={d: config["datasets"][d]["kind"] for d in DATASETS},
+        score_keys=dataset_score_keys,
+        kind=lambda w: dataset_spec(w)["kind"],
         cluster=config["report"]["cluster_bootstrap"],
         ablation=ablated(config),
         baseline=config["baseline"],
@@ -67,10 +70,28 @@ rule aggregate:
         seed=config["report"]["seed"],
         code=module_version("membench.aggregate"),
     log:
-        "logs/aggregate.log",
+        "logs/aggregate/{dataset}.log",
     benchmark:
-        "benchmarks/aggregate.tsv"
+        "benchmarks/aggregate/{dataset}.tsv"
     conda:
         ENV
     script:
         "../../scripts/aggregate.py"
+
+
+# Every dataset's summary and tests in one table each, for the report and the artifacts.
+rule summary:
+    input:
+        summaries=expand("results/{dataset}/summary.parquet", dataset=DATASETS),
+        significance=expand("results/{dataset}/significance.parquet", dataset=DATASETS),
+    output:
+        summary="results/summary.parquet",
+        significance="results/significance.parquet",
+    params:
+        code=module_version("membench.aggregate"),
+    log:
+        "logs/summary.log",
+    conda:
+        ENV
+    script:
+        "../../scripts/summary.py"
