@@ -15,6 +15,7 @@ import pandas as pd
 
 from membench.io import atomic_write_parquet, atomic_write_text
 from membench.benchmarks.registry import benchmark
+from membench.report.headlines import ci_text
 
 TOP = {"split": "all", "group_by": "all"}
 
@@ -94,7 +95,8 @@ def latex_table(dataset: str, kind: str, summary: pd.DataFrame, significance: pd
             mean = _fmt(r["mean"])
             mean = rf"\textbf{{{mean}}}" if r["mean"] == best[m] else mean
             mark = r"$^{*}$" if (adapter, m) in marked else ""
-            ci = "" if math.isnan(r.ci_lo) else rf" {{\scriptsize[{_fmt(r.ci_lo)}, {_fmt(r.ci_hi)}]}}"
+            ci = rf" {{\scriptsize[{_fmt(r.ci_lo)}, {_fmt(r.ci_hi)}]}}" if not math.isnan(r.ci_lo) else \
+                rf" {{\scriptsize {latex_escape(ci_text(r.ci_lo, r.ci_hi, r.get('unit', 'question')))}}}"
             cells.append(mean + mark + ci)
         lines.append(latex_escape(adapter) + " & " + " & ".join(cells) + r" \\")
     prefix = "Subset run, not for reporting. " if subset else ""
@@ -118,17 +120,20 @@ def console_table(summary: pd.DataFrame, kinds: Mapping[str, str], subset: Mappi
         if not metrics:
             continue
         width = max([len("adapter")] + [len(a) for a in rows.adapter])
+        body = {adapter: [_console_cell(rows, adapter, m) for m in metrics] for adapter in dict.fromkeys(rows.adapter)}
+        cell = max([26] + [len(c) for cells in body.values() for c in cells])
         out += ["", f"{dataset} ({kind}, {int(rows.n.max())} questions, 95% CI by {_first(rows, 'unit', 'question')})",
-                "  " + "adapter".ljust(width) + "".join(f"  {m:>26}" for m in metrics)]
-        for adapter in dict.fromkeys(rows.adapter):
-            cells = []
-            for m in metrics:
-                hit = rows[(rows.adapter == adapter) & (rows.metric == m)]
-                r = hit.iloc[0] if not hit.empty else None
-                cells.append("—" if r is None or math.isnan(r["mean"]) else
-                             f"{r['mean']:.3f} [{r.ci_lo:.3f}, {r.ci_hi:.3f}]")
-            out.append("  " + adapter.ljust(width) + "".join(f"  {c:>26}" for c in cells))
+                "  " + "adapter".ljust(width) + "".join(f"  {m:>{cell}}" for m in metrics)]
+        out += ["  " + adapter.ljust(width) + "".join(f"  {c:>{cell}}" for c in cells) for adapter, cells in body.items()]
     return "\n".join(out).lstrip("\n") + "\n"
+
+
+def _console_cell(rows: pd.DataFrame, adapter: str, metric: str) -> str:
+    hit = rows[(rows.adapter == adapter) & (rows.metric == metric)]
+    r = hit.iloc[0] if not hit.empty else None
+    if r is None or math.isnan(r["mean"]):
+        return "—"
+    return f"{r['mean']:.3f} {ci_text(r.ci_lo, r.ci_hi, r.get('unit', 'question'))}"
 
 
 def write_artifacts(summary: pd.DataFrame, significance: pd.DataFrame, kinds: Mapping[str, str], baseline: str,

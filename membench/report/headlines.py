@@ -5,9 +5,15 @@ from __future__ import annotations
 import math
 
 
-def with_ci(mean: float, lo: float, hi: float) -> str:
+def ci_text(lo: float, hi: float, unit: str = "question", fmt: str = ".3f") -> str:
+    """`[lo, hi]`, or why there is none: a mean that has no CI rests on one resampling unit (a bootstrap needs two
+    to show any spread; stats.bootstrap_matrix), so the cell says `[n/a: 1 conversation]`, never `[nan, nan]`."""
+    if math.isnan(lo):
+        return f"[n/a: 1 {unit}]"
+    return f"[{lo:{fmt}}, {hi:{fmt}}]"
+
+
+def with_ci(mean: float, lo: float, hi: float, unit: str = "question") -> str:
     if math.isnan(mean):
         return "n/a"
-    if math.isnan(lo):
-        return f"{mean:.4f}"
-    return f"{mean:.4f} [{lo:.3f}, {hi:.3f}]"
+    return f"{mean:.4f} {ci_text(lo, hi, unit)}"

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from membench.report.headlines import ci_text
 from membench.report.markdown import table
 
 
@@ -115,7 +116,8 @@ def published_section(dataset: str, kind: str, summary: pd.DataFrame, spec: dict
             continue
         r = hit.iloc[0]
         printed = f"{'~' if figure.approx else ''}{figure.value:.{figure.decimals}f}"
-        body.append([figure.adapter, figure.metric, f"{r['mean']:.4f} [{r.ci_lo:.3f}, {r.ci_hi:.3f}] (n={int(r.n)})",
+        ours = f"{r['mean']:.4f} {ci_text(r.ci_lo, r.ci_hi, r.get('unit', 'question'))} (n={int(r.n)})"
+        body.append([figure.adapter, figure.metric, ours,
                      f"{printed} (n={figure.n})", _verdict(figure, r["mean"], r.ci_lo, r.ci_hi, int(r.n))])
         sources += [s for s in (figure.source, figure.protocol) if s not in sources]
     if not body:

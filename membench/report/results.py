@@ -8,16 +8,18 @@ import pandas as pd
 
 from membench.ablation import ABLATION_RUNS
 from membench.benchmarks.registry import benchmark
-from membench.report.headlines import with_ci
+from membench.report.headlines import ci_text, with_ci
 from membench.report.markdown import table
 
 
-def _cell(rows: pd.DataFrame, adapter: str, metric: str, split: str = "all") -> str:
-    hit = rows[(rows.adapter == adapter) & (rows.metric == metric) & (rows.split == split) & (rows.group_by == "all")]
+def _cell(rows: pd.DataFrame, adapter: str, metric: str, split: str = "all", group: str | None = None) -> str:
+    """The mean with its CI of one summary row (split `all`'s whole split, or one question group), or a dash."""
+    where = (rows.group == group) if group is not None else (rows.group_by == "all")
+    hit = rows[(rows.adapter == adapter) & (rows.metric == metric) & (rows.split == split) & where]
     if hit.empty:
         return "—"
     r = hit.iloc[0]
-    return with_ci(r["mean"], r.ci_lo, r.ci_hi)
+    return with_ci(r["mean"], r.ci_lo, r.ci_hi, r.get("unit", "question"))
 
 
 def results_section(dataset: str, kind: str, summary: pd.DataFrame, significance: pd.DataFrame,
@@ -69,8 +71,7 @@ def _group_table(rows: pd.DataFrame, adapters: list[str], metric: str) -> list[s
         for a in adapters:
             cells = []
             for g in names:
-                hit = part[(part.adapter == a) & (part.group == g)]
-                cells.append(with_ci(*hit.iloc[0][["mean", "ci_lo", "ci_hi"]]) if not hit.empty else "—")
+                cells.append(_cell(part, a, metric, group=g))
             body.append([a] + cells)
         out += [f"#### `{metric}` by {group_by.replace('_', ' ')} (split `all`)", "",
                 table(["adapter"] + [f"{g} (n={int(ns[g])})" for g in names], body,
@@ -80,14 +81,25 @@ def _group_table(rows: pd.DataFrame, adapters: list[str], metric: str) -> list[s
 
 UNIT_NOTE = {"question": "questions (each question an independent unit)",
              "conversation": "conversations, then questions within each drawn conversation (a two-stage "
-                             "bootstrap; paired tests flip a conversation's questions together). LoCoMo's 1,986 "
-                             "questions come from 10 conversations, so questions are not independent"}
+                             "bootstrap; paired tests flip a conversation's questions together). LoCoMo's "
+                             "questions come from few conversations (1,986 from 10 in locomo10), so questions are "
+                             "not independent"}
+ONE_UNIT_NOTE = (" This run's figures rest on a single {unit}, so they have no {unit}-level CI (a bootstrap needs "
+                 "two units to show any spread: the cells say `n/a: 1 {unit}`) and no paired test can find a "
+                 "difference (p = 1).")
+ONE_CLUSTER_HINT = " `report.cluster_bootstrap: false` resamples its questions instead."
 
 
 def resampling_note(rows: pd.DataFrame) -> str:
-    """Which unit the dataset's CIs and tests resample, in words."""
+    """Which unit the dataset's CIs and tests resample, in words, and why there are no CIs when the whole
+    split rests on one unit (a one-conversation LoCoMo file)."""
     units = sorted(set(rows.unit)) if "unit" in rows and not rows.empty else ["question"]
-    return "Resampling unit: " + "; ".join(UNIT_NOTE.get(u, u) for u in units) + "."
+    note = "Resampling unit: " + "; ".join(UNIT_NOTE.get(u, u) for u in units) + "."
+    top = rows[(rows.split == "all") & rows["mean"].notna()] if {"split", "mean"} <= set(rows) else rows.iloc[:0]
+    if not top.empty and top.ci_lo.isna().all():  # no CI at all in split `all`: one unit (stats.bootstrap_matrix)
+        unit = str(top.unit.iloc[0]) if "unit" in top else "question"
+        note += ONE_UNIT_NOTE.format(unit=unit) + (ONE_CLUSTER_HINT if unit != "question" else "")
+    return note
 
 
 def _significance_table(sig: pd.DataFrame, heads: list[str], baseline: str, split: str = "all") -> list[str]:
@@ -97,7 +109,7 @@ def _significance_table(sig: pd.DataFrame, heads: list[str], baseline: str, spli
         return []
     order = {m: i for i, m in enumerate(heads)}
     sig = sig.assign(_o=sig.metric.map(order)).sort_values(["adapter", "_o"], kind="stable")
-    body = [[r.adapter, r.metric, f"{r.mean_diff:+.4f} [{r.ci_lo:+.3f}, {r.ci_hi:+.3f}]", _p(r.p_value),
+    body = [[r.adapter, r.metric, f"{r.mean_diff:+.4f} {ci_text(r.ci_lo, r.ci_hi, getattr(r, 'unit', 'question'), '+.3f')}", _p(r.p_value),
              _p(r.p_holm) + (" *" if r.p_holm <= 0.05 else ""), f"{r.wins}/{r.ties}/{r.losses}"]
             for r in sig.itertuples()]
     size = int(sig.family_size.max())
