@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections import Counter
 
 import numpy as np
@@ -13,6 +14,8 @@ from conftest import pdflatex_compiles
 from membench.datasets.normalization import NormalizationLog
 from membench.datasets.subset import covering_haystacks, subset
 from membench.report.artifacts import console_table, latex_table, per_question_frame, summary_json, write_per_question
+from membench.report.headlines import with_ci
+from membench.report.results import resampling_note
 
 SUBSET = {"per_group": 3, "seed": 0}
 
@@ -114,3 +117,23 @@ def test_covering_haystacks_stop_at_the_first_cover_of_at_least_two():
         assert chosen == expected and "h3" in chosen
         seen.add(len(chosen))
     assert seen == {2, 3}
+
+
+def test_one_conversation_has_no_ci_and_every_artifact_says_why(tmp_path):
+    """stats.bootstrap_matrix gives no bounds for one unit: the cells say so instead of printing nan."""
+    one = _summary().assign(ci_lo=np.nan, ci_hi=np.nan)
+    console = console_table(one, {"locomo": "locomo"})
+    assert "nan" not in console
+    assert re.search(r"\n  bm25 +0\.500 \[n/a: 1 conversation\]  0\.600 \[n/a: 1 conversation\]\n", console)
+    tex = latex_table("locomo", "locomo", one, _significance(), "bm25")
+    assert r"bm25 & .500 {\scriptsize [n/a: 1 conversation]} & \textbf{.600} {\scriptsize [n/a: 1 conversation]} \\" \
+        in tex.splitlines()
+    note = resampling_note(one)
+    assert note.endswith("This run's figures rest on a single conversation, so they have no conversation-level CI "
+                         "(a bootstrap needs two units to show any spread: the cells say `n/a: 1 conversation`) and "
+                         "no paired test can find a difference (p = 1). `report.cluster_bootstrap: false` resamples "
+                         "its questions instead.")
+    assert "single" not in resampling_note(_summary())  # two or more conversations: CIs, no such note
+    assert with_ci(0.25, np.nan, np.nan, "question") == "0.2500 [n/a: 1 question]"
+    (tmp_path / "one.tex").write_text(tex, encoding="utf-8")
+    pdflatex_compiles([tmp_path / "one.tex"], tmp_path)
