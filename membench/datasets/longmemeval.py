@@ -16,6 +16,7 @@ from membench.errors import InputError
 from membench.sessions.keys import SessionKeys
 
 KIND = "longmemeval"
+GOLD_ISSUES = ("abstention", "no_target")  # the reasons upstream's averages skip a question for
 
 
 def find_file(source: Path) -> Path:
@@ -31,7 +32,7 @@ def find_file(source: Path) -> Path:
 def parse(source: Path) -> ParsedDataset:
     path = find_file(source)
     records = expect(load_json(path), list, path, None, None)
-    data = ParsedDataset(KIND)
+    data = ParsedDataset(KIND, gold_issues=GOLD_ISSUES)
     keys = SessionKeys()
     ids = []
     for index, record in enumerate(records):
@@ -141,4 +142,5 @@ def _parse_question(path: Path, index: int, qid: str, record: dict, data: Parsed
         "question_id": qid, "index": index, "split": split_of(index), "question": question,
         "question_date": question_date, "question_type": qtype, "category": None, "tier": None,
         "answer": answer, "adversarial_answer": None, "is_abstention": is_abs, "haystack_id": qid,
+        "gold_issue": "abstention" if is_abs else ("no_target" if not evidence_turns else None),
     })

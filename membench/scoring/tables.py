@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from membench.datasets.gold import left_out_reason
 from membench.datasets.tables import TABLES, dataset_files, needed
 
 SCORE_COLUMNS = ["question_id", "metric", "value", "split", "question_type", "tier", "skip"]
@@ -63,6 +64,14 @@ def rows_for(question: dict, metrics: dict[str, float], skip: str | None) -> lis
     return [{"question_id": question["question_id"], "metric": m, "value": float(v), "split": question["split"],
              "question_type": question["question_type"], "tier": question["tier"], "skip": skip}
             for m, v in metrics.items()]
+
+
+def gold_rows(question: dict, metrics: dict[str, float], has_gold: bool) -> list[dict]:
+    """The question's rows if it has gold to score against; else (validity rule 6) NaN rows left out under its
+    parser's `gold_issue` (`no_gold` where the parser gave none)."""
+    if has_gold:
+        return rows_for(question, metrics, None)
+    return rows_for(question, dict.fromkeys(metrics, float("nan")), left_out_reason(question))
 
 
 def frame(rows: list[dict]) -> pd.DataFrame:
