@@ -9,6 +9,7 @@ scores it on what resolves.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from membench.dates import locomo_date, locomo_date_text
@@ -19,6 +20,8 @@ from membench.sessions.keys import SessionKeys
 
 KIND = "locomo"
 FILE_NAME = "locomo10.json"
+# Category names as snap-research/locomo's own evaluation code reads the numbers; disputed (README, "LoCoMo
+# categories"), so `datasets.<name>.category_names` can rename them (its schema default equals this).
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 GOLD_ISSUES = ("empty_evidence", "dangling_evidence", "partly_dangling_evidence")
 _SESSION = re.compile(r"session_(\d+)")
@@ -33,6 +36,12 @@ def retrieval_unit(session_date: str | None, speaker: str | None, text: str, cap
     unit = f'({locomo_date_text(session_date)}) ' if session_date else ""
     unit += f'{speaker} said, "{text}"'
     return f"{unit} [shares {caption}]" if caption else unit
+
+
+def name_categories(data: ParsedDataset, names: Mapping[str, str]) -> None:
+    """Give every QA the configured name of its category (`names`: "1".."5" -> name) as its question type."""
+    for q in data.questions:
+        q["question_type"] = names[str(q["category"])]
 
 
 def find_file(source: Path) -> Path:

@@ -69,6 +69,16 @@ def split_of(index: int) -> str:
     return SPLITS[index % 2]
 
 
+def group_label(question: Mapping[str, Any]) -> str | None:
+    """A question's group as tables show it: its type, with LoCoMo's raw category number beside the name
+    ("4 single-hop"), since the names are one disputed reading of the numbers (README); None without either."""
+    category, qtype = question.get("category"), question.get("question_type")
+    qtype = None if qtype is None or pd.isna(qtype) else str(qtype)
+    if category is None or pd.isna(category):
+        return qtype
+    return f"{int(category)} {qtype}" if qtype else str(int(category))
+
+
 def frame(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=list(columns))
     return df.astype(columns)

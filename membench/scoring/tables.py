@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from membench.datasets.gold import left_out_reason
-from membench.datasets.tables import TABLES, dataset_files, needed
+from membench.datasets.tables import TABLES, dataset_files, group_label, needed
 
 SCORE_COLUMNS = ["question_id", "metric", "value", "split", "question_type", "tier", "skip"]
 
@@ -62,7 +62,7 @@ def ranked_lists(run: pd.DataFrame, granularity: str) -> dict[str, list[str]]:
 
 def rows_for(question: dict, metrics: dict[str, float], skip: str | None) -> list[dict]:
     return [{"question_id": question["question_id"], "metric": m, "value": float(v), "split": question["split"],
-             "question_type": question["question_type"], "tier": question["tier"], "skip": skip}
+             "question_type": group_label(question), "tier": question["tier"], "skip": skip}
             for m, v in metrics.items()]
 
 
