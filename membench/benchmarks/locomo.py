@@ -22,4 +22,5 @@ BENCHMARK = Benchmark(
     facts=True,
     observations=True,
     errata=True,
+    name_categories=locomo.name_categories,
 )

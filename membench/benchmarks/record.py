@@ -3,7 +3,7 @@ what the report leads with, and which optional stages (QA, facts, judge, errata)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -48,6 +48,8 @@ class Benchmark:
     errata: bool = False  # gold-label errata apply (membench/datasets/errata/<kind>.json)
     judged: bool = False  # its top k is graded by the LLM judge (judge:)
     retrieval_log: bool = False  # upstream-format retrieval logs are written per granularity
+    # names its numbered question categories from `datasets.<name>.category_names` (LoCoMo), after parsing
+    name_categories: Callable[[ParsedDataset, Mapping[str, str]], None] | None = None
 
     def depth_for(self, haystack: Haystack, granularity: str, depth: int) -> int:
         """How many of a haystack's documents a run ranks: all of them (full_depth) or `retrieval.depth`."""

@@ -22,6 +22,7 @@ from membench.errors import InputError
 from membench.sessions.keys import SessionKeys
 
 KIND = "longmemeval"
+GOLD_ISSUES = ("abstention", "no_target")  # the reasons upstream's averages skip a question for
 REPEAT_MARK = "#"  # `<session_id>#<n>`: the n-th listing (n >= 2) of a session in one haystack
 
 
@@ -52,7 +53,7 @@ def find_file(source: Path) -> Path:
 def parse(source: Path) -> ParsedDataset:
     path = find_file(source)
     records = expect(load_json(path), list, path, None, None)
-    data = ParsedDataset(KIND)
+    data = ParsedDataset(KIND, gold_issues=GOLD_ISSUES)
     keys = SessionKeys()
     ids = []
     for index, record in enumerate(records):
@@ -164,6 +165,7 @@ def _parse_question(path: Path, index: int, qid: str, record: dict, data: Parsed
         "question_id": qid, "index": index, "split": split_of(index), "question": question,
         "question_date": question_date, "question_type": qtype, "category": None, "tier": None,
         "answer": answer, "adversarial_answer": None, "is_abstention": is_abs, "haystack_id": qid,
+        "gold_issue": "abstention" if is_abs else ("no_target" if not evidence_turns else None),
     })
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from membench.datasets.gold import coverage
 from membench.datasets.normalization import NormalizationLog
 from membench.io import atomic_write_parquet, atomic_write_text
 
@@ -24,6 +25,7 @@ QUESTION_COLUMNS = {
     "question_date": "string", "question_type": "string", "category": "Int64", "tier": "string",
     "answer": "string", "adversarial_answer": "string", "is_abstention": "bool", "haystack_id": "string",
     "upstream_answer": "string", "erratum": "string",  # set where a gold-label erratum changed the answer
+    "gold_issue": "string",  # why its gold is empty or partly dangling (membench.datasets.gold), else null
 }
 TURN_COLUMNS = {
     "session_key": "string", "session_id": "string", "session_date": "string", "conversation_id": "string",
@@ -67,6 +69,16 @@ def split_of(index: int) -> str:
     return SPLITS[index % 2]
 
 
+def group_label(question: Mapping[str, Any]) -> str | None:
+    """A question's group as tables show it: its type, with LoCoMo's raw category number beside the name
+    ("4 single-hop"), since the names are one disputed reading of the numbers (README); None without either."""
+    category, qtype = question.get("category"), question.get("question_type")
+    qtype = None if qtype is None or pd.isna(qtype) else str(qtype)
+    if category is None or pd.isna(category):
+        return qtype
+    return f"{int(category)} {qtype}" if qtype else str(int(category))
+
+
 def frame(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=list(columns))
     return df.astype(columns)
@@ -81,6 +93,7 @@ class ParsedDataset:
     qrels: list[dict[str, Any]] = field(default_factory=list)
     log: NormalizationLog = field(default_factory=NormalizationLog)
     counts: dict[str, Any] = field(default_factory=dict)
+    gold_issues: tuple[str, ...] = ()  # the `gold_issue` reasons its parser can give, counted even when 0
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {
@@ -100,5 +113,5 @@ class ParsedDataset:
         for name, path in zip(TABLES, paths):
             atomic_write_parquet(tables[name], path)
         report = {"kind": self.kind, "counts": self.counts, "sources": sources,
-                  "normalizations": self.log.as_list()}
+                  "gold": coverage(self.questions, self.gold_issues), "normalizations": self.log.as_list()}
         atomic_write_text(paths[-1], json.dumps(report, indent=2, ensure_ascii=False) + "\n")

@@ -17,14 +17,17 @@ log = logging.getLogger(__name__)
 
 
 def run(kind: str, source: Path, out: Path | Mapping[str, Path], errata: Mapping[str, Any] | None = None,
-        subset_spec: dict | None = None) -> dict:
-    """Parse, apply the gold-label errata (benchmarks whose record says so: LoCoMo; ``errata`` is the config
+        subset_spec: dict | None = None, category_names: Mapping[str, str] | None = None) -> dict:
+    """Parse, name the categories (`category_names`: the dataset's config key, for a record that names
+    categories), apply the gold-label errata (benchmarks whose record says so: LoCoMo; ``errata`` is the config
     section), cut to a stratified subset of questions when `subset_spec` ({per_group, seed}) is given, write
     the tables (to the paths in `out`, or into the folder `out`)."""
     source = Path(source)
     files = sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else [source]
     sources = {str(p): sha256_file(p) for p in files if not p.name.startswith(".")}
     parsed = parse_dataset(kind, source)
+    if category_names and benchmark(kind).name_categories:
+        benchmark(kind).name_categories(parsed, category_names)
     if benchmark(kind).errata:
         parsed.counts["gold_errata_applied"] = apply_errata(parsed, errata)
     if subset_spec:

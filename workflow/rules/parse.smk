@@ -15,6 +15,7 @@ rule parse:
         kind=lambda w: dataset_spec(w)["kind"],
         errata=lambda w: config["errata"] if dataset_benchmark(w).errata else None,
         subset=config["subset"],
+        category_names=lambda w: dataset_spec(w).get("category_names"),
         code=module_version("membench.stages.parse"),
     log:
         "logs/parse/{dataset}.log",

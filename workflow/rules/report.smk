@@ -6,6 +6,7 @@ rule tables:
     input:
         summary="results/summary.parquet",
         significance="results/significance.parquet",
+        normalization=expand("results/{dataset}/normalization.json", dataset=DATASETS),
     output:
         summary="results/summary.json",
         headline="results/headline.txt",
