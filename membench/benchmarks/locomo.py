@@ -22,4 +22,5 @@ BENCHMARK = Benchmark(
     facts=True,
     observations=True,
     errata=True,
+    evidence_errata=True,
 )
