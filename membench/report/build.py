@@ -62,7 +62,7 @@ def build_report(inputs: ReportInputs, out: Path) -> None:
         parts += [f"## {dataset} ({kind})", "", units_note(kind, spec), ""]
         parts.append(results_section(dataset, kind, inputs.summary, inputs.significance, metas.get(dataset, {}),
                                      inputs.baseline, ablated(inputs.config) if inputs.config else ()))
-        parts.append(published_section(dataset, kind, inputs.summary, spec))
+        parts.append(published_section(dataset, kind, inputs.summary, spec, metas.get(dataset, {})))
         parts.append(evidence_errata_section(dataset, kind, inputs.results_dir,
                                              [a for d, a in inputs.runs if d == dataset]))
         parts += [f"![{dataset} metric@k](plots/{dataset}_curve.png)",
