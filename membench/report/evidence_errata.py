@@ -31,7 +31,7 @@ def evidence_errata_section(dataset: str, kind: str, results_dir: Path, adapters
                         numeric=(2, 3, 4, 5)), ""]
     parts += ["Corrections applied (the dataset's normalisations list them too):", "",
               table(["erratum", "question", "evidence as published", "corrected", "source"],
-                    [_correction(group, record.granularities) for _, group in errata.groupby("erratum", sort=True)],
+                    [_correction(group, record.granularities) for _, group in errata.groupby("erratum", sort=False)],
                     numeric=()), ""]
     return "\n".join(parts)
 
