@@ -153,9 +153,9 @@ def test_apply_scores_the_correction_and_the_published_figure_beside_it(lme_file
     data.write(results, {})
     (results / "runs").mkdir()
     _session_run(data).to_parquet(results / "runs" / "bm25.parquet")
-    corrected = score.run("longmemeval", results / "runs" / "bm25.parquet", results, results / "scores" / "bm25.parquet")
-    published = score.run_published("longmemeval", results / "runs" / "bm25.parquet", results,
-                                    results / "scores-published" / "bm25.parquet")
+    run = results / "runs" / "bm25.parquet"
+    corrected = score.run("longmemeval", run, results, results / "scores" / "bm25.parquet")
+    published = score.run_published("longmemeval", run, results, results / "scores-published" / "bm25.parquet")
     value = lambda df, q, m: float(df[(df.question_id == q) & (df.metric == m)].value.iloc[0])  # noqa: E731
     assert (value(corrected, "eac54add", "session/recall_all@5"), value(published, "eac54add", "session/recall_all@5"),
             value(published, "eac54add", "session/recall_all@10")) == (1.0, 0.0, 1.0)

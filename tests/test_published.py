@@ -39,7 +39,8 @@ def test_every_figure_names_its_source_and_protocol():
     longmemeval = [f for f in PUBLISHED if f.kind == "longmemeval"]
     assert {(f.adapter, f.metric, f.value, f.decimals, f.k) for f in longmemeval} == {
         ("bm25-upstream", "session/recall_all@5", 0.634, 3, 5), ("bm25-upstream", "session/ndcg_any@5", 0.516, 3, 5),
-        ("bm25-upstream", "session/recall_all@10", 0.710, 3, 10), ("bm25-upstream", "session/ndcg_any@10", 0.540, 3, 10)}
+        ("bm25-upstream", "session/recall_all@10", 0.710, 3, 10),
+        ("bm25-upstream", "session/ndcg_any@10", 0.540, 3, 10)}
     assert all("2410.10813v2" in f.source and "Table 9" in f.source and f.n == 470 and f.file_name == "longmemeval_m"
                for f in longmemeval)
     # LongMemEval_S has no BM25 figure in the paper, and LoCoMo's Table 3 (DRAGON) no protocol a built-in runs

@@ -79,6 +79,13 @@ def errata_files(wildcards):
         [settings["evidence_path"] or str(evidence_path(kind))] if record.evidence_errata else [])
 
 
+def errata_settings(wildcards):
+    """The `errata` config section, for a parse whose benchmark has errata of either kind (None otherwise, so
+    changing it reparses only those)."""
+    record = dataset_benchmark(wildcards)
+    return config["errata"] if record.errata or record.evidence_errata else None
+
+
 def evidence_errata_applied(dataset):
     """Whether a dataset's evidence errata are applied (`errata.evidence: apply`), so its figures are also scored
     on the evidence as published, for the report to show both."""

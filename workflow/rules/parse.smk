@@ -14,7 +14,7 @@ rule parse:
         normalization="results/{dataset}/normalization.json",
     params:
         kind=lambda w: dataset_spec(w)["kind"],
-        errata=lambda w: config["errata"] if dataset_benchmark(w).errata or dataset_benchmark(w).evidence_errata else None,
+        errata=errata_settings,
         subset=config["subset"],
         code=module_version("membench.stages.parse"),
     log:

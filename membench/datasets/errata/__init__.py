@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from membench.datasets.errata.files import entries, shipped_file
+from membench.datasets.errata.files import Entry, entries, shipped_file
 from membench.datasets.tables import ParsedDataset
 from membench.errors import InputError
 
@@ -27,15 +27,10 @@ _FIELDS = ("id", "sample_id", "qa_index", "question", "upstream_answer", "action
 
 
 @dataclass(frozen=True)
-class Erratum:
-    id: str
-    question_id: str
-    question: str
-    upstream_answer: str
-    action: str
-    answer: str | None
-    reason: str
-    sources: tuple[str, ...]
+class Erratum(Entry):
+    upstream_answer: str = ""
+    action: str = "replace_answer"
+    answer: str | None = None
 
 
 def shipped_path(kind: str = "locomo") -> Path:
@@ -52,7 +47,7 @@ def load_errata(path: str | Path | None = None) -> list[Erratum]:
         if (e["action"] == "replace_answer") != bool(e.get("answer")):
             raise InputError(path, "replace_answer needs an 'answer'; withdraw_answer must not have one", rec, "answer")
         out.append(Erratum(str(e["id"]), f"{e['sample_id']}_q{int(e['qa_index'])}", str(e["question"]),
-                           str(e["upstream_answer"]), e["action"], e.get("answer"), str(e["reason"]), sources))
+                           str(e["reason"]), sources, str(e["upstream_answer"]), e["action"], e.get("answer")))
     return out
 
 

@@ -9,7 +9,8 @@ the question text and its evidence at the entry's granularity (after the parser'
 counted) equal the entry's; a file that already reads as corrected, or otherwise, is counted and left alone.
 
 Where a session's evidence is corrected (LongMemEval), the evidence turns of a session taken out go with it, as
-LongMemEval's rule counts a turn as evidence only inside an evidence session. Shipped lists:
+LongMemEval's rule counts a turn as evidence only inside an evidence session (and its scorer knows an evidence
+session by the `answer_` in its id, so a LongMemEval correction can take sessions out, not add any). Shipped lists:
 ``<kind>-evidence.json`` beside this module (LoCoMo; LongMemEval, whose one entry could not be checked against a
 copy of its file here, as no public copy is reachable).
 """
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from membench.datasets.errata.files import entries, shipped_file
+from membench.datasets.errata.files import Entry, entries, shipped_file
 from membench.datasets.tables import ParsedDataset
 from membench.errors import InputError
 
@@ -33,15 +34,10 @@ _FIELDS = ("id", "question_id", "question", "granularity", "recorded", "correcte
 
 
 @dataclass(frozen=True)
-class EvidenceErratum:
-    id: str
-    question_id: str  # as membench names it: LongMemEval's question_id, LoCoMo's `<sample_id>_q<qa index>`
-    question: str
-    granularity: str  # the qrels granularity the evidence lists are at (LoCoMo: turn; LongMemEval: session)
-    recorded: tuple[str, ...]  # the evidence as the file gives it (repeats kept: LoCoMo counts each entry)
-    corrected: tuple[str, ...]
-    reason: str
-    sources: tuple[str, ...]
+class EvidenceErratum(Entry):
+    granularity: str = "turn"  # the qrels granularity the evidence lists are at (LoCoMo: turn; LongMemEval: session)
+    recorded: tuple[str, ...] = ()  # the evidence as the file gives it (repeats kept: LoCoMo counts each entry)
+    corrected: tuple[str, ...] = ()
 
 
 def evidence_path(kind: str) -> Path:
@@ -60,8 +56,8 @@ def load_evidence_errata(path: str | Path) -> list[EvidenceErratum]:
                 raise InputError(path, f"'{key}' must be a non-empty list of item ids", rec, key)
         if Counter(lists["recorded"]) == Counter(lists["corrected"]):
             raise InputError(path, "'corrected' equals 'recorded': nothing to correct", rec, "corrected")
-        out.append(EvidenceErratum(str(e["id"]), str(e["question_id"]), str(e["question"]), str(e["granularity"]),
-                                   tuple(lists["recorded"]), tuple(lists["corrected"]), str(e["reason"]), sources))
+        out.append(EvidenceErratum(str(e["id"]), str(e["question_id"]), str(e["question"]), str(e["reason"]), sources,
+                                   str(e["granularity"]), tuple(lists["recorded"]), tuple(lists["corrected"])))
     return out
 
 

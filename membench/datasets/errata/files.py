@@ -5,11 +5,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from membench.errors import InputError
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What every erratum names: the question it is about, why, and where it was reported."""
+
+    id: str
+    question_id: str  # as membench names it (LoCoMo: `<sample_id>_q<0-based qa index>`)
+    question: str  # the question text as recorded: the erratum applies only while the file reads so
+    reason: str
+    sources: tuple[str, ...]
 
 
 def shipped_file(name: str) -> Path:
