@@ -63,8 +63,8 @@ def build_report(inputs: ReportInputs, out: Path) -> None:
         parts.append(results_section(dataset, kind, inputs.summary, inputs.significance, metas.get(dataset, {}),
                                      inputs.baseline, ablated(inputs.config) if inputs.config else ()))
         parts.append(published_section(dataset, kind, inputs.summary, spec, metas.get(dataset, {})))
-        parts.append(evidence_errata_section(dataset, kind, inputs.results_dir,
-                                             [a for d, a in inputs.runs if d == dataset]))
+        errata = evidence_errata_section(dataset, kind, inputs.results_dir, [a for d, a in inputs.runs if d == dataset])
+        parts += [errata] if errata else []
         parts += [f"![{dataset} metric@k](plots/{dataset}_curve.png)",
                   f"![{dataset} by question group](plots/{dataset}_groups.png)", ""]
         difficulty = inputs.results_dir / dataset / "difficulty.parquet"
