@@ -20,6 +20,7 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
     """Validate against the schema (filling defaults in place), then check each dataset's kind and source."""
     _normalise_subset(config)
     _normalise_category_names(config)
+    _normalise_errata(config)
     errors = list(_defaulting_validator()(_schema()).iter_errors(config))  # fills defaults as it goes
     if errors:
         from jsonschema.exceptions import best_match
@@ -133,6 +134,12 @@ def _normalise_subset(config: dict[str, Any]) -> None:
         for key, value in spec.items():
             if isinstance(value, str) and value.strip().lstrip("-").isdigit():
                 spec[key] = int(value)
+
+
+def _normalise_errata(config: dict[str, Any]) -> None:
+    """`errata: apply` (or `published`, e.g. from `--config errata=apply`) is short for `errata: {evidence: ...}`."""
+    if isinstance(config.get("errata"), str):
+        config["errata"] = {"evidence": config["errata"]}
 
 
 def enabled_datasets(config: dict[str, Any]) -> list[str]:

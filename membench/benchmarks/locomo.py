@@ -23,4 +23,5 @@ BENCHMARK = Benchmark(
     observations=True,
     errata=True,
     name_categories=locomo.name_categories,
+    evidence_errata=True,
 )

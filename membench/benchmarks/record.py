@@ -46,6 +46,7 @@ class Benchmark:
     facts: bool = False  # model-extracted facts (facts.source: llm)
     observations: bool = False  # ships its own fact logs (facts.source: observation)
     errata: bool = False  # gold-label errata apply (membench/datasets/errata/<kind>.json)
+    evidence_errata: bool = False  # evidence errata are checked (membench/datasets/errata/<kind>-evidence.json)
     judged: bool = False  # its top k is graded by the LLM judge (judge:)
     retrieval_log: bool = False  # upstream-format retrieval logs are written per granularity
     # names its numbered question categories from `datasets.<name>.category_names` (LoCoMo), after parsing

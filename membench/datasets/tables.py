@@ -3,7 +3,9 @@
 - questions: one row per question (benchmark id kept), its split, text, date and answer fields.
 - turns: one row per event of every distinct session (turn, task statement or trajectory step).
 - haystacks: which sessions (by content key) each haystack holds, in benchmark order.
-- qrels: question_id, item_id (the benchmark's own name), granularity, relevance.
+- qrels: question_id, item_id (the benchmark's own name), granularity, relevance: the evidence that is scored.
+- evidence_errata: for each question an evidence erratum corrected (`errata.evidence: apply`), its evidence as
+  published and as corrected (`evidence` column), so the published figures can be scored beside the corrected.
 """
 
 from __future__ import annotations
@@ -34,11 +36,13 @@ TURN_COLUMNS = {
 }
 HAYSTACK_COLUMNS = {"haystack_id": "string", "position": "int64", "session_key": "string"}
 QREL_COLUMNS = {"question_id": "string", "item_id": "string", "granularity": "string", "relevance": "float64"}
+EVIDENCE_ERRATA_COLUMNS = {**QREL_COLUMNS, "evidence": "string", "erratum": "string", "source": "string"}
 
 SPLITS = {0: "tune", 1: "holdout"}
 
 TABLES = ("questions", "turns", "haystacks", "qrels")
-FILES = {**{name: f"{name}.parquet" for name in TABLES}, "normalization": "normalization.json"}
+FILES = {**{name: f"{name}.parquet" for name in TABLES}, "evidence_errata": "evidence_errata.parquet",
+         "normalization": "normalization.json"}
 
 
 def files_in(source: Path | str | Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Path]:
@@ -91,6 +95,7 @@ class ParsedDataset:
     turns: list[dict[str, Any]] = field(default_factory=list)
     haystacks: list[dict[str, Any]] = field(default_factory=list)
     qrels: list[dict[str, Any]] = field(default_factory=list)
+    evidence_errata: list[dict[str, Any]] = field(default_factory=list)
     log: NormalizationLog = field(default_factory=NormalizationLog)
     counts: dict[str, Any] = field(default_factory=dict)
     gold_issues: tuple[str, ...] = ()  # the `gold_issue` reasons its parser can give, counted even when 0
@@ -105,13 +110,16 @@ class ParsedDataset:
 
     def write(self, out: Path | Mapping[str, Any], sources: dict[str, str]) -> None:
         """Write the four Parquet tables and normalization.json (each atomically) to the paths in ``out`` (see
-        :func:`dataset_files`)."""
+        :func:`dataset_files`), and the evidence errata table where ``out`` names it (a folder always does)."""
         paths = needed(dataset_files(out), *TABLES, "normalization")
-        for path in paths:
+        errata_path = dataset_files(out).get("evidence_errata")
+        for path in [*paths, *([errata_path] if errata_path else [])]:
             path.parent.mkdir(parents=True, exist_ok=True)
         tables = self.tables()
         for name, path in zip(TABLES, paths):
             atomic_write_parquet(tables[name], path)
+        if errata_path:
+            atomic_write_parquet(frame(self.evidence_errata, EVIDENCE_ERRATA_COLUMNS), errata_path)
         report = {"kind": self.kind, "counts": self.counts, "sources": sources,
                   "gold": coverage(self.questions, self.gold_issues), "normalizations": self.log.as_list()}
         atomic_write_text(paths[-1], json.dumps(report, indent=2, ensure_ascii=False) + "\n")

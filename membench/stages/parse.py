@@ -10,6 +10,7 @@ from typing import Any
 
 from membench.benchmarks.registry import benchmark, parse_dataset
 from membench.datasets.errata import apply_errata
+from membench.datasets.errata.evidence import apply_evidence_errata
 from membench.datasets.subset import subset
 from membench.io import sha256_file
 
@@ -20,8 +21,9 @@ def run(kind: str, source: Path, out: Path | Mapping[str, Path], errata: Mapping
         subset_spec: dict | None = None, category_names: Mapping[str, str] | None = None) -> dict:
     """Parse, name the categories (`category_names`: the dataset's config key, for a record that names
     categories), apply the gold-label errata (benchmarks whose record says so: LoCoMo; ``errata`` is the config
-    section), cut to a stratified subset of questions when `subset_spec` ({per_group, seed}) is given, write
-    the tables (to the paths in `out`, or into the folder `out`)."""
+    section), cut to a stratified subset of questions when `subset_spec` ({per_group, seed}) is given, check the
+    evidence errata of the questions kept (applied with ``errata.evidence: apply``), write the tables (to the
+    paths in `out`, or into the folder `out`)."""
     source = Path(source)
     files = sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else [source]
     sources = {str(p): sha256_file(p) for p in files if not p.name.startswith(".")}
@@ -32,6 +34,8 @@ def run(kind: str, source: Path, out: Path | Mapping[str, Path], errata: Mapping
         parsed.counts["gold_errata_applied"] = apply_errata(parsed, errata)
     if subset_spec:
         parsed = subset(parsed, int(subset_spec["per_group"]), int(subset_spec["seed"]))
+    if benchmark(kind).evidence_errata:
+        parsed.counts["evidence_errata"] = apply_evidence_errata(parsed, errata)
     parsed.write(out if isinstance(out, Mapping) else Path(out), sources)
     log.info("parsed %s from %s: %s", kind, source, parsed.counts)
     for entry in parsed.log.as_list():
