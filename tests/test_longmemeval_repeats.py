@@ -119,6 +119,19 @@ def test_every_repeat_is_counted_and_kept(repeated_file, scored):
             assert ours.item_id.is_unique  # the run (and its TREC file) names each listing apart
 
 
+def test_report_and_summary_json_count_the_questions(scored, tmp_path):
+    from membench.report.artifacts import summary_json
+    from membench.report.datasets import dataset_section
+
+    _, folder, _, _ = scored
+    info = json.loads((folder / "normalization.json").read_text(encoding="utf-8"))
+    assert "| questions_with_repeated_sessions | 13 |" in dataset_section("lme-repeats", folder / "normalization.json")
+    summary = pd.DataFrame(columns=["dataset", "adapter", "split", "group_by", "group", "metric", "mean", "ci_lo",
+                                    "ci_hi", "n", "n_skipped", "unit"])
+    text = summary_json(summary, {"lme-repeats": "longmemeval"}, None, None, {"lme-repeats": info["counts"]})
+    assert json.loads(text)["datasets"]["lme-repeats"]["data_counts"]["questions_with_repeated_sessions"] == 13
+
+
 @pytest.mark.parametrize("granularity", ["session", "turn"])
 def test_rankings_are_upstreams(repeated_file, scored, granularity):
     _, entries = repeated_file

@@ -157,6 +157,8 @@ def test_gold_counts_in_summary_json_and_per_question(workflow):
                    "partial": {"partly_dangling_evidence": 3}},
         "procedural": {"left_out": {"unlabeled": 0, "no_relevant_label": 0}, "partial": {}},
     }
+    assert datasets["lme-fragment"]["data_counts"]["questions_with_repeated_sessions"] == 0
+    assert datasets["locomo"]["data_counts"]["questions"] == 1986
     rows = pd.read_csv(workflow / "results" / "locomo" / "per_question.csv")
     bm25 = rows[rows.adapter == "bm25"].set_index("question_id")
     assert bm25.skip.dropna().to_dict() == {q: "empty_evidence" for q in ("conv-26_q30", "conv-26_q46",
