@@ -11,7 +11,8 @@ pool of `ceil(questions * (sessions - min_answers) / reuse)` sessions. Question 
 pool window that starts at floor(i * pool / questions), so every pool session is used and each recurs about
 `reuse` times.
 A recurring session takes the dates of the haystack it is in, so the parser (which keys sessions by date and
-content) stores it once per haystack: the session-file growth issue 7 describes.
+content) stores it once per haystack: the session-file growth issue 7 describes. Every `repeat_every`-th
+question lists one of its fillers twice, at two dates, as 13 questions of the real LongMemEval-S file do.
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ class Shape:
     min_answers: int = 1  # answer sessions per question: uniform in [min_answers, max_answers]
     max_answers: int = 3
     abstention_every: int = 16  # every n-th question is an `_abs` one (0 = none)
+    repeat_every: int = 38  # every n-th question lists one filler session twice (0 = none): 13 of 500, as the
+    # cleaned LongMemEval-S file does (upstream issue #54)
     seed: int = 0
 
     @classmethod
@@ -149,6 +152,13 @@ def _session(writer: _Writer, shape: Shape, topic: list[str], evidence: str | No
     return turns
 
 
+def _list_again(haystack: list, fillers: list, rng: random.Random) -> None:
+    """List one filler session a second time, at another place in the haystack (so at another date), the quirk
+    of the real LongMemEval-S file. Its own RNG, so every other question stays as it was without repeats."""
+    again = fillers[rng.randrange(len(fillers))]
+    haystack.insert(rng.randrange(len(haystack) + 1), again)
+
+
 def _date(moment: datetime) -> str:
     return moment.strftime("%Y/%m/%d (%a) %H:%M")
 
@@ -188,6 +198,8 @@ def _question(i: int, window: int, shape: Shape, rng: random.Random, writer: _Wr
     fillers = [(f"synth_{(start + j) % len(pool):06d}", pool[(start + j) % len(pool)]) for j in range(fill)]
     haystack = fillers + answers
     rng.shuffle(haystack)
+    if shape.repeat_every > 0 and i % shape.repeat_every == shape.repeat_every - 1:
+        _list_again(haystack, fillers, random.Random(f"{shape.seed}-repeat-{i}"))
     end = datetime(2023, 1, 1) + timedelta(minutes=rng.randrange(365 * 24 * 60))
     step = timedelta(minutes=rng.randint(30, 3 * 24 * 60))
     dates = [_date(end - step * (len(haystack) - p)) for p in range(len(haystack))]
@@ -220,9 +232,12 @@ def write(shape: Shape, path: Path) -> dict[str, Any]:
 def counts(records: list[dict[str, Any]]) -> dict[str, int]:
     """Questions, session slots, distinct session ids and turns in distinct sessions of a generated file."""
     distinct: dict[str, int] = {}
+    repeated = 0
     for record in records:
+        repeated += len(set(record["haystack_session_ids"])) < len(record["haystack_session_ids"])
         for sid, turns in zip(record["haystack_session_ids"], record["haystack_sessions"]):
             distinct[sid] = len(turns)
     return {"questions": len(records), "abstention_questions": sum(r["question_id"].endswith("_abs") for r in records),
             "session_slots": sum(len(r["haystack_session_ids"]) for r in records),
-            "distinct_sessions": len(distinct), "turns_in_distinct_sessions": sum(distinct.values())}
+            "distinct_sessions": len(distinct), "turns_in_distinct_sessions": sum(distinct.values()),
+            "questions_with_repeated_sessions": repeated}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-TARGETS = {"ratio": 1.3, "noop_rerun_s": 2.0, "max_rss_gib": 4.0, "embedding_jobs_ratio": 1.3}
+TARGETS = {"ratio": 1.1, "noop_rerun_s": 2.0, "max_rss_gib": 4.0, "embedding_jobs_ratio": 1.3}
 
 
 def _num(value: Any, fmt: str = ",.1f") -> str:
@@ -19,6 +19,12 @@ def print_report(r: dict[str, Any]) -> None:
         print(f"generated: {g['counts']}, {g['bytes'] / 1e6:.1f} MB in {g['seconds']:.1f} s  [{g['notice']}]")
     print(f"{'wall, snakemake results/report.md (s)':48s} {r['wall_s']:10.1f}")
     print(f"{'floor: distinct texts embedded once + BM25 (s)':48s} {r['floor_s']:10.1f}")
+    e = r.get("embed_floor")
+    if isinstance(e, dict):
+        print(f"{'  of which one encode() of every distinct text':48s} {e['seconds']:10.1f}   {e['texts']:,d} texts, "
+              f"batch {e['batch_size']}, {e['threads']} threads, {e['texts_per_s']:.1f} texts/s")
+    elif e:
+        print(f"{'  embedding floor':48s} {'':10s}   {e}")
     print(f"{'ratio wall / floor':48s} {_num(r['ratio'], '.2f'):>10s}   target <= {TARGETS['ratio']}")
     if r.get("floor_cpu_s"):
         label = "CPU s: benchmarked jobs / floor (less load-bound)"
@@ -42,8 +48,9 @@ def print_report(r: dict[str, Any]) -> None:
         ratio = t["embedding_jobs_s"] / t["embed_floor_s"] if t["embed_floor_s"] else None
         summaries = "; ".join(f"{m}: {s.get('distinct')} distinct / {s.get('requested')} requested"
                               for m, s in t["embed_summaries"].items()) or "-"
-        print(f"{name:24s} {t['distinct_needed']:9,d} {t['requested']:10,d} {t['encoder']['texts_per_s']:8.1f} "
-              f"{t['embed_floor_s']:11.1f} {t['bm25_s']:7.1f} {t['embedding_jobs_s']:11.1f} "
+        rate = t["encoder"]["texts_per_s"] if t["encoder"] else None
+        print(f"{name:24s} {t['distinct_needed']:9,d} {t['requested']:10,d} {_num(rate):>8s} "
+              f"{_num(t['embed_floor_s']):>11s} {t['bm25_s']:7.1f} {t['embedding_jobs_s']:11.1f} "
               f"{_num(ratio, '.2f'):>10s}  {summaries}")
 
     print(f"\n{'rule':16s} {'jobs':>5s} {'sum s':>9s} {'max s':>8s} {'peak RSS MiB':>13s} {'log sum s':>10s}  "

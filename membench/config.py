@@ -19,6 +19,8 @@ SCHEMA = Path(__file__).resolve().parent.parent / "workflow" / "schemas" / "conf
 def validate_config(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
     """Validate against the schema (filling defaults in place), then check each dataset's kind and source."""
     _normalise_subset(config)
+    _normalise_category_names(config)
+    _normalise_errata(config)
     errors = list(_defaulting_validator()(_schema()).iter_errors(config))  # fills defaults as it goes
     if errors:
         from jsonschema.exceptions import best_match
@@ -38,7 +40,21 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
             raise InputError(source, "a dataset needs `path`, `url` or `files`", f"datasets.{name}")
         if spec.get("url") is not None and spec.get("files"):
             raise InputError(source, "give either `url` or `files`, not both", f"datasets.{name}")
+        _check_category_names(spec, source, f"datasets.{name}.category_names")
     return config
+
+
+def _check_category_names(spec: Mapping[str, Any], source: str, field: str) -> None:
+    """`category_names` only where the kind has numbered categories (LoCoMo), one distinct name each."""
+    from membench.benchmarks.registry import benchmark
+
+    names = spec.get("category_names")
+    if names is None:
+        return
+    if benchmark(spec["kind"]).name_categories is None:
+        raise InputError(source, f"kind {spec['kind']!r} has no numbered categories to name (LoCoMo has)", field=field)
+    if len(set(names.values())) < len(names):
+        raise InputError(source, f"two categories share a name: {names}", field=field)
 
 
 @lru_cache(maxsize=1)
@@ -103,6 +119,14 @@ def config_section(config: Mapping[str, Any] | None, name: str, source: str = "c
     return value
 
 
+def _normalise_category_names(config: dict[str, Any]) -> None:
+    """YAML reads `category_names: {4: single-hop}` with number keys; the schema names them as strings."""
+    for spec in (config.get("datasets") or {}).values():
+        names = spec.get("category_names") if isinstance(spec, dict) else None
+        if isinstance(names, dict):
+            spec["category_names"] = {str(k): v for k, v in names.items()}
+
+
 def _normalise_subset(config: dict[str, Any]) -> None:
     """`--config subset='{per_group: 3, seed: 0}'` reaches the config with the numbers as strings; seed
     defaults to 0 here (the schema cannot fill a default inside a key that is null by default)."""
@@ -112,6 +136,12 @@ def _normalise_subset(config: dict[str, Any]) -> None:
         for key, value in spec.items():
             if isinstance(value, str) and value.strip().lstrip("-").isdigit():
                 spec[key] = int(value)
+
+
+def _normalise_errata(config: dict[str, Any]) -> None:
+    """`errata: apply` (or `published`, e.g. from `--config errata=apply`) is short for `errata: {evidence: ...}`."""
+    if isinstance(config.get("errata"), str):
+        config["errata"] = {"evidence": config["errata"]}
 
 
 def enabled_datasets(config: dict[str, Any]) -> list[str]:

@@ -47,7 +47,25 @@ def test_parses_with_the_longmemeval_parser(tmp_path):
     # Sessions are keyed by date + content, and a shared filler has its haystack's dates: 20 slots, 20 keys.
     slot_turns = sum(len(s) for r in generate(TINY) for s in r["haystack_sessions"])
     assert data.counts == {"questions": 4, "abstention_questions": 2, "distinct_sessions": 20,
-                           "turns_in_distinct_sessions": slot_turns, "haystack_sessions": 20}
+                           "turns_in_distinct_sessions": slot_turns, "haystack_sessions": 20,
+                           "questions_with_repeated_sessions": 0}
     assert about["counts"]["distinct_sessions"] == 14
     qrels = Counter(q["granularity"] for q in data.qrels)
     assert qrels == {"session": 4, "turn": 4}  # 2 answerable questions x 2 answer sessions x 1 evidence turn
+
+
+def test_every_nth_question_lists_a_filler_twice(tmp_path):
+    """repeat_every=2: questions 1 and 3 list one filler a second time (the real LongMemEval-S quirk); the rest of
+    the file is what it was without repeats, and the parser keeps both listings."""
+    shape = Shape(**{**TINY.__dict__, "repeat_every": 2})
+    records, plain = generate(shape), generate(TINY)
+    assert [len(r["haystack_session_ids"]) for r in records] == [5, 6, 5, 6]
+    for with_repeat, without in zip(records, plain):
+        ids = with_repeat["haystack_session_ids"]
+        again = [sid for sid, n in Counter(ids).items() if n > 1]
+        assert len(again) == (len(ids) - 5) and all(sid.startswith("synth_") for sid in again)
+        assert sorted(set(ids)) == sorted(without["haystack_session_ids"])
+    assert counts(records)["questions_with_repeated_sessions"] == 2
+    write(shape, tmp_path / "repeats.json")
+    data = parse_dataset("longmemeval", tmp_path / "repeats.json")
+    assert data.counts["questions_with_repeated_sessions"] == 2 and data.counts["haystack_sessions"] == 22

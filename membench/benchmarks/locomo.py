@@ -23,4 +23,6 @@ BENCHMARK = Benchmark(
     facts=True,
     observations=True,
     errata=True,
+    name_categories=locomo.name_categories,
+    evidence_errata=True,
 )

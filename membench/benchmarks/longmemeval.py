@@ -19,5 +19,6 @@ BENCHMARK = Benchmark(
     full_depth=True,
     qa=Qa(granularity="session", expand_rounds=True, abstention=True),
     facts=True,
+    evidence_errata=True,
     retrieval_log=True,
 )

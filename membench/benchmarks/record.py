@@ -3,7 +3,7 @@ what the report leads with, and which optional stages (QA, facts, judge, errata)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -48,8 +48,11 @@ class Benchmark:
     facts: bool = False  # model-extracted facts (facts.source: llm)
     observations: bool = False  # ships its own fact logs (facts.source: observation)
     errata: bool = False  # gold-label errata apply (membench/datasets/errata/<kind>.json)
+    evidence_errata: bool = False  # evidence errata are checked (membench/datasets/errata/<kind>-evidence.json)
     judged: bool = False  # its top k is graded by the LLM judge (judge:)
     retrieval_log: bool = False  # upstream-format retrieval logs are written per granularity
+    # names its numbered question categories from `datasets.<name>.category_names` (LoCoMo), after parsing
+    name_categories: Callable[[ParsedDataset, Mapping[str, str]], None] | None = None
     reads: Callable[[Path], tuple[Path, ...]] | None = None  # the files `parse` reads in a file or folder
 
     def files_read(self, source: Path) -> list[Path]:

@@ -1,12 +1,15 @@
 """LoCoMo (locomo10): ten long conversations; a question's haystack is its conversation, items are turns.
 
 Gold is each QA's `evidence` list of dia_ids. The file's known defects are repaired or dropped visibly
-(see `_evidence`), and sessions are enumerated by `session_N` keys, never by date keys.
+(see `_evidence`), and sessions are enumerated by `session_N` keys, never by date keys. A QA whose evidence
+is empty or dangling carries a `gold_issue` (membench.datasets.gold), by which the scorer leaves it out or
+scores it on what resolves.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from membench.dates import locomo_date, locomo_date_text
@@ -17,7 +20,10 @@ from membench.sessions.keys import SessionKeys
 
 KIND = "locomo"
 FILE_NAME = "locomo10.json"
+# Category names as snap-research/locomo's own evaluation code reads the numbers; disputed (README, "LoCoMo
+# categories"), so `datasets.<name>.category_names` can rename them (its schema default equals this).
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+GOLD_ISSUES = ("empty_evidence", "dangling_evidence", "partly_dangling_evidence")
 _SESSION = re.compile(r"session_(\d+)")
 _DATE_KEY = re.compile(r"session_(\d+)_date_time")
 _DIA = re.compile(r"D:?(\d+):0*(\d+)")
@@ -30,6 +36,12 @@ def retrieval_unit(session_date: str | None, speaker: str | None, text: str, cap
     unit = f'({locomo_date_text(session_date)}) ' if session_date else ""
     unit += f'{speaker} said, "{text}"'
     return f"{unit} [shares {caption}]" if caption else unit
+
+
+def name_categories(data: ParsedDataset, names: Mapping[str, str]) -> None:
+    """Give every QA the configured name of its category (`names`: "1".."5" -> name) as its question type."""
+    for q in data.questions:
+        q["question_type"] = names[str(q["category"])]
 
 
 def find_file(source: Path) -> Path:
@@ -46,7 +58,7 @@ def parse(source: Path) -> ParsedDataset:
     samples = expect(load_json(path), list, path, None, None)
     if not samples:
         raise InputError(path, "the file holds no conversations")
-    data = ParsedDataset(KIND)
+    data = ParsedDataset(KIND, gold_issues=GOLD_ISSUES)
     keys = SessionKeys()
     sample_ids = []
     for s, sample in enumerate(samples):
@@ -140,28 +152,41 @@ def _parse_qa(path: Path, sample_id: str, sample: dict, dia_ids: set[str], data:
             data.log.note("answer_not_string", "repaired", "non-string answer converted to text", f"{qid}: {answer!r}")
             answer = str(answer)
         evidence = get(qa, "evidence", list, path, rec)
-        items = _evidence(path, rec, qid, evidence, dia_ids, data)
-        if evidence and not items:
+        items, dropped = _evidence(path, rec, qid, evidence, dia_ids, data)
+        issue = _gold_issue(evidence, items, dropped)
+        if issue == "dangling_evidence":
             data.log.note("evidence_all_dropped", "flagged", "every evidence string of this QA was dropped: "
-                          "scored as empty evidence", qid)
-        if not evidence:
-            data.log.note("empty_evidence", "kept", "QA with empty evidence: evidence recall is 1.0 by the "
-                          "upstream rule", qid)
+                          "left out of retrieval scoring", qid)
+        if issue == "empty_evidence":
+            data.log.note("empty_evidence", "kept", "QA with empty evidence: left out of retrieval scoring "
+                          "(LoCoMo's own scorer counts it as recall 1.0)", qid)
         index = len(data.questions)
         data.questions.append({
             "question_id": qid, "index": index, "split": split_of(index), "question": question,
             "question_date": None, "question_type": CATEGORIES[category], "category": category, "tier": None,
             "answer": answer, "adversarial_answer": None if adversarial is None else str(adversarial),
-            "is_abstention": False, "haystack_id": sample_id,
+            "is_abstention": False, "haystack_id": sample_id, "gold_issue": issue,
         })
         for item in dict.fromkeys(items):
             data.qrels.append({"question_id": qid, "item_id": item, "granularity": "turn",
                                "relevance": float(items.count(item))})
 
 
-def _evidence(path: Path, rec: str, qid: str, evidence: list, dia_ids: set[str], data: ParsedDataset) -> list[str]:
-    """Known-good dia_ids, repeats kept; packed lists are split, malformed ids repaired, dangling ones dropped."""
+def _gold_issue(evidence: list, items: list[str], dropped: int) -> str | None:
+    """Why the QA's gold is empty or partial (membench.datasets.gold), or None."""
+    if not evidence:
+        return "empty_evidence"
+    if not items:
+        return "dangling_evidence"
+    return "partly_dangling_evidence" if dropped else None
+
+
+def _evidence(path: Path, rec: str, qid: str, evidence: list, dia_ids: set[str],
+              data: ParsedDataset) -> tuple[list[str], int]:
+    """Known-good dia_ids, repeats kept, and how many parts were dropped; packed lists are split, malformed ids
+    repaired, dangling ones dropped."""
     items: list[str] = []
+    dropped = 0
     for e, raw in enumerate(evidence):
         expect(raw, str, path, rec, f"evidence[{e}]")
         if raw in dia_ids:
@@ -183,9 +208,10 @@ def _evidence(path: Path, rec: str, qid: str, evidence: list, dia_ids: set[str],
             else:
                 data.log.note("evidence_dangling_dropped", "dropped",
                               "evidence string that is malformed or names no dia_id: dropped", f"{qid}: {part!r}")
+                dropped += 1
                 continue
             if item in items:
                 data.log.note("evidence_duplicate_weighted", "kept", "dia_id listed twice in one QA's evidence: "
                               "one qrel with relevance 2, since upstream recall counts every entry", f"{qid}: {item!r}")
             items.append(item)
-    return items
+    return items, dropped

@@ -3,6 +3,12 @@
 Relevance follows the upstream retrieval protocol: a session is relevant when it is in
 `answer_session_ids` and holds a user turn with `has_answer`; a turn is relevant when it is such a user turn.
 Turn item ids are `<session_id>_<i+1>`, i the turn's 0-based position among all turns of the session.
+
+A haystack may list one session more than once (the cleaned LongMemEval-S file does so in 13 histories:
+the same filler session, same turns, another date; upstream issue #54). Upstream's `run_retrieval.py` makes
+every listing a corpus entry of its own under the same id, so membench keeps each listing as a session of its
+own, at its own date, named `<session_id>#<n>` from the second listing on (`listed_id` maps it back for the
+upstream formulas). The same id with other turns is an error: no rule says which listing is the session.
 """
 
 from __future__ import annotations
@@ -16,6 +22,22 @@ from membench.errors import InputError
 from membench.sessions.keys import SessionKeys
 
 KIND = "longmemeval"
+GOLD_ISSUES = ("abstention", "no_target")  # the reasons upstream's averages skip a question for
+REPEAT_MARK = "#"  # `<session_id>#<n>`: the n-th listing (n >= 2) of a session in one haystack
+
+
+def repeat_id(session_id: str, n: int) -> str:
+    """The item name of the n-th listing of a session in one haystack (the first keeps the benchmark's id)."""
+    return session_id if n == 1 else f"{session_id}{REPEAT_MARK}{n}"
+
+
+def listed_id(item_id: str) -> str:
+    """The benchmark's own id of a session or turn item (`s#2` -> `s`, `s#2_3` -> `s_3`)."""
+    head, mark, tail = item_id.partition(REPEAT_MARK)
+    if not mark:
+        return item_id
+    _n, sep, turn = tail.partition("_")
+    return f"{head}{sep}{turn}"
 
 
 def find_file(source: Path) -> Path:
@@ -31,7 +53,7 @@ def find_file(source: Path) -> Path:
 def parse(source: Path) -> ParsedDataset:
     path = find_file(source)
     records = expect(load_json(path), list, path, None, None)
-    data = ParsedDataset(KIND)
+    data = ParsedDataset(KIND, gold_issues=GOLD_ISSUES)
     keys = SessionKeys()
     ids = []
     for index, record in enumerate(records):
@@ -49,6 +71,7 @@ def parse(source: Path) -> ParsedDataset:
         "distinct_sessions": len({t["session_key"] for t in data.turns}),
         "turns_in_distinct_sessions": len(data.turns),
         "haystack_sessions": len(data.haystacks),
+        "questions_with_repeated_sessions": data.log.count("repeated_haystack_session"),
     }
     return data
 
@@ -75,7 +98,7 @@ def _parse_question(path: Path, index: int, qid: str, record: dict, data: Parsed
                          f"{len(sessions)} sessions", rec, "haystack_sessions")
     for i, sid in enumerate(session_ids):
         expect(sid, str, path, rec, f"haystack_session_ids[{i}]")
-    unique(session_ids, path, "haystack_session_ids", rec)
+    listing = _listings(path, rec, qid, session_ids, sessions, data)
     missing = [sid for sid in answer_ids if sid not in set(session_ids)]
     if missing:
         raise InputError(path, f"answer session {missing[0]!r} is not in the haystack", rec, "answer_session_ids")
@@ -90,7 +113,8 @@ def _parse_question(path: Path, index: int, qid: str, record: dict, data: Parsed
                       "skipped in retrieval averages", qid)
     answer_set = set(answer_ids)
     evidence_turns = 0
-    for position, (sid, date, turns) in enumerate(zip(session_ids, dates, sessions)):
+    for position, (listed, date, turns) in enumerate(zip(session_ids, dates, sessions)):
+        sid = repeat_id(listed, listing[position])
         field = f"haystack_sessions[{position}]"
         expect(turns, list, path, rec, field)
         expect(date, str, path, rec, f"haystack_dates[{position}]")
@@ -116,7 +140,7 @@ def _parse_question(path: Path, index: int, qid: str, record: dict, data: Parsed
                                    "conversation_id": None, "turn_index": t, "item_id": f"{sid}_{t + 1}",
                                    "caption": None, "state": None, "action": None, **event})
         user_hits = [t for t, (e, f) in enumerate(zip(events, flags)) if f and e["role"] == "user"]
-        if sid not in answer_set:
+        if listed not in answer_set:
             if any(flags):
                 data.log.note("has_answer_outside_answer_session", "dropped",
                               "has_answer turn outside answer_session_ids: not evidence", f"{qid}: {sid}")
@@ -141,4 +165,29 @@ def _parse_question(path: Path, index: int, qid: str, record: dict, data: Parsed
         "question_id": qid, "index": index, "split": split_of(index), "question": question,
         "question_date": question_date, "question_type": qtype, "category": None, "tier": None,
         "answer": answer, "adversarial_answer": None, "is_abstention": is_abs, "haystack_id": qid,
+        "gold_issue": "abstention" if is_abs else ("no_target" if not evidence_turns else None),
     })
+
+
+def _listings(path: Path, rec: str, qid: str, session_ids: list[str], sessions: list, data: ParsedDataset) -> list[int]:
+    """Which listing of its session each haystack position is (1, 2, ...); a session listed again must have the
+    same turns (its date may differ), else the file does not say which listing is the session."""
+    first: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    out = []
+    for position, sid in enumerate(session_ids):
+        seen[sid] = seen.get(sid, 0) + 1
+        out.append(seen[sid])
+        if sid not in first:
+            first[sid] = position
+        elif sessions[position] != sessions[first[sid]]:
+            raise InputError(path, f"session {sid!r} is listed again with other turns (positions {first[sid]} and "
+                             f"{position}): a repeated session must repeat the same turns", rec,
+                             f"haystack_sessions[{position}]")
+    repeated = sorted(sid for sid, n in seen.items() if n > 1)
+    if repeated:
+        data.log.note("repeated_haystack_session", "kept",
+                      "question whose haystack lists a session more than once (same turns): each listing is a "
+                      "corpus entry of its own, as upstream builds it, named <id>#<n> from the second on",
+                      f"{qid}: {', '.join(repeated)}")
+    return out

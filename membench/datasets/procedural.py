@@ -9,14 +9,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from membench.datasets.fields import expect, get, load_json, nonempty_str, unique
+from membench.datasets.gold import LEFT_OUT
 from membench.datasets.tables import ParsedDataset, split_of
 from membench.errors import InputError
+from membench.metrics.procedural import REL_THRESHOLD
 from membench.sessions.keys import SessionKeys
 
 KIND = "procedural"
 CORPUS_FILE = "agentinstruct_trajectories.json"
 QUERIES_FILE = "query_bank.json"
 HAYSTACK = "corpus"
+GOLD_ISSUES = ("unlabeled", "no_relevant_label")
 
 
 def find_files(source: Path) -> tuple[Path, Path]:
@@ -31,7 +34,7 @@ def find_files(source: Path) -> tuple[Path, Path]:
 
 def parse(source: Path) -> ParsedDataset:
     corpus_path, queries_path = find_files(source)
-    data = ParsedDataset(KIND)
+    data = ParsedDataset(KIND, gold_issues=GOLD_ISSUES)
     trajectory_ids = _parse_corpus(corpus_path, data)
     _parse_queries(queries_path, trajectory_ids, data)
     data.counts = {
@@ -103,26 +106,43 @@ def _parse_queries(path: Path, trajectory_ids: set[str], data: ParsedDataset) ->
                           "sets; both kept under their own ids", f"{texts[text]} = {qid}: {text!r}")
         texts.setdefault(text, qid)
         labels = get(query, "relevant_trajectories", list, path, rec)
-        seen = set()
-        for j, label in enumerate(labels):
-            field = f"relevant_trajectories[{j}]"
-            expect(label, dict, path, rec, field)
-            tid = nonempty_str(label, "trajectory_id", path, rec, f"{field}.")
-            score = get(label, "relevance_score", (int, float), path, rec, f"{field}.")
-            if tid not in trajectory_ids:
-                raise InputError(path, f"label points at trajectory {tid!r}, which is not in the corpus",
-                                 rec, f"{field}.trajectory_id")
-            if not 0 <= score <= 10:
-                raise InputError(path, f"relevance_score must be within 0-10, got {score}", rec,
-                                 f"{field}.relevance_score")
-            if tid in seen:
-                raise InputError(path, f"trajectory {tid!r} is labelled twice", rec, f"{field}.trajectory_id")
-            seen.add(tid)
-            data.qrels.append({"question_id": qid, "item_id": tid, "granularity": "trajectory",
-                               "relevance": float(score)})
+        issue = _gold_issue(_parse_labels(path, rec, qid, labels, trajectory_ids, data))
+        if issue:
+            data.log.note(f"query_{issue}", "flagged", LEFT_OUT[issue] + ": left out of retrieval scoring", qid)
         data.questions.append({
             "question_id": qid, "index": index, "split": split_of(index), "question": text,
             "question_date": None, "question_type": qtype, "category": None, "tier": tier,
             "answer": None, "adversarial_answer": None, "is_abstention": False, "haystack_id": HAYSTACK,
+            "gold_issue": issue,
         })
     unique(ids, path, "query_id")
+
+
+def _parse_labels(path: Path, rec: str, qid: str, labels: list, trajectory_ids: set[str],
+                  data: ParsedDataset) -> list[float]:
+    """The query's labels as qrels; returns their scores."""
+    seen = set()
+    for j, label in enumerate(labels):
+        field = f"relevant_trajectories[{j}]"
+        expect(label, dict, path, rec, field)
+        tid = nonempty_str(label, "trajectory_id", path, rec, f"{field}.")
+        score = get(label, "relevance_score", (int, float), path, rec, f"{field}.")
+        if tid not in trajectory_ids:
+            raise InputError(path, f"label points at trajectory {tid!r}, which is not in the corpus",
+                             rec, f"{field}.trajectory_id")
+        if not 0 <= score <= 10:
+            raise InputError(path, f"relevance_score must be within 0-10, got {score}", rec,
+                             f"{field}.relevance_score")
+        if tid in seen:
+            raise InputError(path, f"trajectory {tid!r} is labelled twice", rec, f"{field}.trajectory_id")
+        seen.add(tid)
+        data.qrels.append({"question_id": qid, "item_id": tid, "granularity": "trajectory",
+                           "relevance": float(score)})
+    return [float(label["relevance_score"]) for label in labels]
+
+
+def _gold_issue(scores: list[float]) -> str | None:
+    """Why a query has no relevant label to score against (membench.datasets.gold), or None."""
+    if not scores:
+        return "unlabeled"
+    return None if max(scores) >= REL_THRESHOLD else "no_relevant_label"

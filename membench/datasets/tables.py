@@ -3,7 +3,9 @@
 - questions: one row per question (benchmark id kept), its split, text, date and answer fields.
 - turns: one row per event of every distinct session (turn, task statement or trajectory step).
 - haystacks: which sessions (by content key) each haystack holds, in benchmark order.
-- qrels: question_id, item_id (the benchmark's own name), granularity, relevance.
+- qrels: question_id, item_id (the benchmark's own name), granularity, relevance: the evidence that is scored.
+- evidence_errata: for each question an evidence erratum corrected (`errata.evidence: apply`), its evidence as
+  published and as corrected (`evidence` column), so the published figures can be scored beside the corrected.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from membench.datasets.gold import coverage
 from membench.datasets.normalization import NormalizationLog
 from membench.io import atomic_write_parquet, atomic_write_text
 
@@ -24,6 +27,7 @@ QUESTION_COLUMNS = {
     "question_date": "string", "question_type": "string", "category": "Int64", "tier": "string",
     "answer": "string", "adversarial_answer": "string", "is_abstention": "bool", "haystack_id": "string",
     "upstream_answer": "string", "erratum": "string",  # set where a gold-label erratum changed the answer
+    "gold_issue": "string",  # why its gold is empty or partly dangling (membench.datasets.gold), else null
 }
 TURN_COLUMNS = {
     "session_key": "string", "session_id": "string", "session_date": "string", "conversation_id": "string",
@@ -32,11 +36,13 @@ TURN_COLUMNS = {
 }
 HAYSTACK_COLUMNS = {"haystack_id": "string", "position": "int64", "session_key": "string"}
 QREL_COLUMNS = {"question_id": "string", "item_id": "string", "granularity": "string", "relevance": "float64"}
+EVIDENCE_ERRATA_COLUMNS = {**QREL_COLUMNS, "evidence": "string", "erratum": "string", "source": "string"}
 
 SPLITS = {0: "tune", 1: "holdout"}
 
 TABLES = ("questions", "turns", "haystacks", "qrels")
-FILES = {**{name: f"{name}.parquet" for name in TABLES}, "normalization": "normalization.json"}
+FILES = {**{name: f"{name}.parquet" for name in TABLES}, "evidence_errata": "evidence_errata.parquet",
+         "normalization": "normalization.json"}
 
 
 def files_in(source: Path | str | Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Path]:
@@ -67,6 +73,16 @@ def split_of(index: int) -> str:
     return SPLITS[index % 2]
 
 
+def group_label(question: Mapping[str, Any]) -> str | None:
+    """A question's group as tables show it: its type, with LoCoMo's raw category number beside the name
+    ("4 single-hop"), since the names are one disputed reading of the numbers (README); None without either."""
+    category, qtype = question.get("category"), question.get("question_type")
+    qtype = None if qtype is None or pd.isna(qtype) else str(qtype)
+    if category is None or pd.isna(category):
+        return qtype
+    return f"{int(category)} {qtype}" if qtype else str(int(category))
+
+
 def frame(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=list(columns))
     return df.astype(columns)
@@ -79,8 +95,10 @@ class ParsedDataset:
     turns: list[dict[str, Any]] = field(default_factory=list)
     haystacks: list[dict[str, Any]] = field(default_factory=list)
     qrels: list[dict[str, Any]] = field(default_factory=list)
+    evidence_errata: list[dict[str, Any]] = field(default_factory=list)
     log: NormalizationLog = field(default_factory=NormalizationLog)
     counts: dict[str, Any] = field(default_factory=dict)
+    gold_issues: tuple[str, ...] = ()  # the `gold_issue` reasons its parser can give, counted even when 0
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {
@@ -92,13 +110,16 @@ class ParsedDataset:
 
     def write(self, out: Path | Mapping[str, Any], sources: dict[str, str]) -> None:
         """Write the four Parquet tables and normalization.json (each atomically) to the paths in ``out`` (see
-        :func:`dataset_files`)."""
+        :func:`dataset_files`), and the evidence errata table where ``out`` names it (a folder always does)."""
         paths = needed(dataset_files(out), *TABLES, "normalization")
-        for path in paths:
+        errata_path = dataset_files(out).get("evidence_errata")
+        for path in [*paths, *([errata_path] if errata_path else [])]:
             path.parent.mkdir(parents=True, exist_ok=True)
         tables = self.tables()
         for name, path in zip(TABLES, paths):
             atomic_write_parquet(tables[name], path)
+        if errata_path:
+            atomic_write_parquet(frame(self.evidence_errata, EVIDENCE_ERRATA_COLUMNS), errata_path)
         report = {"kind": self.kind, "counts": self.counts, "sources": sources,
-                  "normalizations": self.log.as_list()}
+                  "gold": coverage(self.questions, self.gold_issues), "normalizations": self.log.as_list()}
         atomic_write_text(paths[-1], json.dumps(report, indent=2, ensure_ascii=False) + "\n")

@@ -46,7 +46,7 @@ prefix fits in it (:func:`turn2session_k` tells how long a prefix was needed).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -173,8 +173,13 @@ class UpstreamIds:
     turn_of: dict[tuple[str, int], str] = field(default_factory=dict)
 
 
-def upstream_corpus_ids(turns: Iterable[tuple[str, int, str, bool | None]]) -> UpstreamIds:
+def upstream_corpus_ids(turns: Iterable[tuple[str, int, str, bool | None]],
+                        upstream_name: Callable[[str], str] = str) -> UpstreamIds:
     """Build both upstream corpora from ``(session_id, turn_index, role, has_answer)`` rows.
+
+    ``upstream_name`` gives the id upstream uses for a session: a haystack that lists one session twice holds
+    two sessions here (two ``session_id``s, see :mod:`membench.datasets.longmemeval`) but two corpus entries
+    under one id upstream, which is what recall, the ideal DCG and the distinct-session count of turn2session see.
 
     ``turn_index`` is the 0-based position among all turns of the session; ``role`` is ``"user"`` or
     ``"assistant"``; ``has_answer`` may be None when the turn has no flag (read as False). Sessions keep
@@ -195,11 +200,12 @@ def upstream_corpus_ids(turns: Iterable[tuple[str, int, str, bool | None]]) -> U
         if len(set(indices)) != len(indices):
             raise ValueError(f"session {sid!r} has a repeated turn_index")
         user_rows = [r for r in session_rows if r[1] == "user"]
-        scid = session_corpus_id(sid, (r[2] for r in user_rows))
+        name = upstream_name(sid)
+        scid = session_corpus_id(name, (r[2] for r in user_rows))
         out.session_ids.append(scid)
         out.session_of[sid] = scid
         for index, _role, has_answer in user_rows:
-            tcid = turn_corpus_id(sid, index, has_answer)
+            tcid = turn_corpus_id(name, index, has_answer)
             out.turn_ids.append(tcid)
             out.turn_of[(sid, index)] = tcid
     return out

@@ -13,6 +13,7 @@ import math
 
 import pandas as pd
 
+from membench.datasets.tables import group_label
 from membench.qa.probes import PROBE_KINDS
 
 __all__ = ["wilson", "calibration_summary", "FALSE_ACCEPT_WARNING", "CALIBRATION_COLUMNS", "group_label"]
@@ -33,18 +34,11 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float, 
     return p, max(0.0, centre - half), min(1.0, centre + half)
 
 
-def group_label(row) -> str:
-    category = row.get("category")
-    qtype = row.get("question_type")
-    qtype = "(none)" if qtype is None or pd.isna(qtype) else str(qtype)
-    return f"{int(category)} {qtype}" if category is not None and not pd.isna(category) else qtype
-
-
 def calibration_summary(probes: pd.DataFrame) -> pd.DataFrame:
     """One row per group (and ``all``): probes per kind, judged, false accepts/rejects with rates and CIs."""
     judged = probes[probes.accepted.notna()].copy()
     groups = [("all", probes, judged)]
-    labels = probes.apply(group_label, axis=1) if len(probes) else pd.Series([], dtype=str)
+    labels = probes.apply(lambda r: group_label(r) or "(none)", axis=1) if len(probes) else pd.Series([], dtype=str)
     judged_labels = labels[judged.index] if len(judged) else labels
     for label in sorted(set(labels)):
         groups.append((label, probes[labels == label], judged[judged_labels == label]))

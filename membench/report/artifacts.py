@@ -28,14 +28,19 @@ def subset_line(subset: Mapping | None) -> str:
             "check, not figures to report")
 
 
-def summary_json(summary: pd.DataFrame, kinds: Mapping[str, str], subset: Mapping | None = None) -> str:
-    """Headline metrics with CIs per dataset x adapter x split, as JSON text (first key: `subset`)."""
+def summary_json(summary: pd.DataFrame, kinds: Mapping[str, str], subset: Mapping | None = None,
+                 gold: Mapping[str, dict] | None = None, counts: Mapping[str, dict] | None = None) -> str:
+    """Headline metrics with CIs per dataset x adapter x split, as JSON text (first key: `subset`); `gold`
+    (dataset -> the `gold` counts of its normalization.json) says how many questions each reason left out of
+    retrieval scoring or scored on partial gold; `counts` (dataset -> the `counts` of its normalization.json)
+    what the parser found, e.g. LongMemEval's questions that list a session twice."""
     top = summary[summary.group_by == "all"]
     out: dict = {"subset": subset_line(subset) or None, "datasets": {}}
     for dataset, kind in kinds.items():
         rows = top[(top.dataset == dataset) & top.metric.isin(benchmark(kind).headlines)]
         entry = {"kind": kind, "resampling_unit": _first(rows, "unit", "question"), "headline_metrics":
-                 [m for m in benchmark(kind).headlines if m in set(rows.metric)], "adapters": {}}
+                 [m for m in benchmark(kind).headlines if m in set(rows.metric)],
+                 "gold": (gold or {}).get(dataset), "data_counts": (counts or {}).get(dataset), "adapters": {}}
         for r in rows.itertuples():
             cell = {"mean": _num(r.mean), "ci_lo": _num(r.ci_lo), "ci_hi": _num(r.ci_hi), "n": int(r.n)}
             entry["adapters"].setdefault(r.adapter, {}).setdefault(r.split, {})[r.metric] = cell
@@ -138,11 +143,16 @@ def _console_cell(rows: pd.DataFrame, adapter: str, metric: str) -> str:
 
 def write_artifacts(summary: pd.DataFrame, significance: pd.DataFrame, kinds: Mapping[str, str], baseline: str,
                     summary_path: Path, table_paths: Mapping[str, Path], headline_path: Path,
-                    subset: Mapping | None = None, leave_out: Sequence[str] = ()) -> list[Path]:
-    """summary.json, one .tex table per dataset (``table_paths``: dataset -> its path) and the console headline
-    text; returns the paths written."""
+                    subset: Mapping | None = None, leave_out: Sequence[str] = (),
+                    normalization_paths: Mapping[str, Path] | None = None) -> list[Path]:
+    """summary.json (with each dataset's gold counts, read from ``normalization_paths``: dataset -> its
+    normalization.json), one .tex table per dataset (``table_paths``: dataset -> its path) and the console
+    headline text; returns the paths written."""
     written = [summary_path, headline_path]
-    atomic_write_text(summary_path, summary_json(summary, kinds, subset))
+    infos = {d: json.loads(Path(p).read_text(encoding="utf-8")) for d, p in (normalization_paths or {}).items()}
+    gold = {d: info.get("gold") for d, info in infos.items()}
+    counts = {d: info.get("counts") for d, info in infos.items()}
+    atomic_write_text(summary_path, summary_json(summary, kinds, subset, gold, counts))
     atomic_write_text(headline_path, console_table(summary, kinds, subset))
     for dataset, kind in kinds.items():
         path = Path(table_paths[dataset])

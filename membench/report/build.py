@@ -18,6 +18,7 @@ from membench.provenance import REPO
 from membench.report.artifacts import subset_line
 from membench.report.datasets import dataset_section
 from membench.report.difficulty import difficulty_markdown
+from membench.report.evidence_errata import evidence_errata_section
 from membench.report.markdown import table
 from membench.report.provenance import provenance_section
 from membench.report.published import published_section
@@ -61,7 +62,9 @@ def build_report(inputs: ReportInputs, out: Path) -> None:
         parts += [f"## {dataset} ({kind})", "", units_note(kind, spec), ""]
         parts.append(results_section(dataset, kind, inputs.summary, inputs.significance, metas.get(dataset, {}),
                                      inputs.baseline, ablated(inputs.config) if inputs.config else ()))
-        parts.append(published_section(dataset, kind, inputs.summary, spec))
+        parts.append(published_section(dataset, kind, inputs.summary, spec, metas.get(dataset, {})))
+        errata = evidence_errata_section(dataset, kind, inputs.results_dir, [a for d, a in inputs.runs if d == dataset])
+        parts += [errata] if errata else []
         parts += [f"![{dataset} metric@k](plots/{dataset}_curve.png)",
                   f"![{dataset} by question group](plots/{dataset}_groups.png)", ""]
         difficulty = inputs.results_dir / dataset / "difficulty.parquet"

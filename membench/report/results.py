@@ -44,8 +44,8 @@ def results_section(dataset: str, kind: str, summary: pd.DataFrame, significance
                   "by the dataset's authors from the same conversations its questions were built from, so read "
                   "their gain as an upper bound of what extracted facts give.", ""]
     if skipped:
-        parts += ["Skipped questions are left out of every mean as the benchmark's own scorer does "
-                  "(LongMemEval: abstention `_abs` questions and questions without a user-side evidence turn).", ""]
+        parts += ["Skipped questions have no gold to score against (or the benchmark's own scorer leaves them out) "
+                  "and are left out of every mean; the data section below counts them by reason.", ""]
     metric = heads[0] if heads else None
     if metric:
         parts += [f"#### Tune vs holdout — `{metric}` (tune = even question index, holdout = odd)", "",

@@ -1,11 +1,16 @@
-"""LoCoMo: evidence recall@k per QA, as the upstream scorer counts it (repeated entries count twice)."""
+"""LoCoMo: evidence recall@k per QA, as the upstream scorer counts it (repeated entries count twice).
+
+A QA whose evidence resolves to no turn (empty, or every entry dangling) has no gold to score against, so it
+is left out under its parser's reason (validity rule 6) rather than scored 1.0 as upstream's empty-evidence
+rule would; a QA with some dangling entries is scored on the ones that resolve.
+"""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from membench.metrics import locomo
-from membench.scoring.tables import Gold, frame, ranked_lists, rows_for
+from membench.scoring.tables import Gold, frame, gold_rows, ranked_lists
 
 
 def score(run: pd.DataFrame, gold: Gold) -> pd.DataFrame:
@@ -14,5 +19,6 @@ def score(run: pd.DataFrame, gold: Gold) -> pd.DataFrame:
     rows = []
     for q in gold.questions.to_dict("records"):
         items = [item for item, weight in evidence.get(q["question_id"], {}).items() for _ in range(int(weight))]
-        rows += rows_for(q, locomo.question_rows(ranked.get(q["question_id"], []), items), None)
+        metrics = locomo.question_rows(ranked.get(q["question_id"], []), items)
+        rows += gold_rows(q, metrics, bool(items))
     return frame(rows)

@@ -1,7 +1,8 @@
 """LongMemEval: the upstream retrieval protocol (session, turn and turn->session levels) in parity.
 
 Corpus ids are rebuilt the upstream way (evidence sessions keep `answer_…`, their non-evidence turns
-become `noans_…`), rankings are mapped onto them, and questions upstream leaves out of its averages
+become `noans_…`; a session listed twice in a haystack is two corpus entries under one id), rankings are
+mapped onto them, and questions upstream leaves out of its averages
 (abstention, no user-side evidence) carry a `skip` reason.
 """
 
@@ -9,16 +10,17 @@ from __future__ import annotations
 
 import pandas as pd
 
+from membench.datasets.longmemeval import listed_id
 from membench.metrics import longmemeval as lme
 from membench.scoring.tables import Gold, frame, ranked_lists, rows_for
 
 
 def corpus_for(question_id: str, gold: Gold, evidence_turns: set[str]) -> lme.UpstreamIds:
     """The question's two upstream corpora, in haystack order."""
-    return lme.upstream_corpus_ids(
-        (session_id, turn_index, role, item_id in evidence_turns)
-        for key in gold.haystack_sessions.get(question_id, [])
-        for session_id, turn_index, role, item_id in gold.turn_rows[key])
+    rows = ((session_id, turn_index, role, item_id in evidence_turns)
+            for key in gold.haystack_sessions.get(question_id, [])
+            for session_id, turn_index, role, item_id in gold.turn_rows[key])
+    return lme.upstream_corpus_ids(rows, upstream_name=listed_id)
 
 
 def score(run: pd.DataFrame, gold: Gold) -> pd.DataFrame:

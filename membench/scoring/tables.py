@@ -10,7 +10,8 @@ from typing import Any
 
 import pandas as pd
 
-from membench.datasets.tables import TABLES, dataset_files, needed
+from membench.datasets.gold import left_out_reason
+from membench.datasets.tables import TABLES, dataset_files, group_label, needed
 
 SCORE_COLUMNS = ["question_id", "metric", "value", "split", "question_type", "tier", "skip"]
 
@@ -61,8 +62,16 @@ def ranked_lists(run: pd.DataFrame, granularity: str) -> dict[str, list[str]]:
 
 def rows_for(question: dict, metrics: dict[str, float], skip: str | None) -> list[dict]:
     return [{"question_id": question["question_id"], "metric": m, "value": float(v), "split": question["split"],
-             "question_type": question["question_type"], "tier": question["tier"], "skip": skip}
+             "question_type": group_label(question), "tier": question["tier"], "skip": skip}
             for m, v in metrics.items()]
+
+
+def gold_rows(question: dict, metrics: dict[str, float], has_gold: bool) -> list[dict]:
+    """The question's rows if it has gold to score against; else (validity rule 6) NaN rows left out under its
+    parser's `gold_issue` (`no_gold` where the parser gave none)."""
+    if has_gold:
+        return rows_for(question, metrics, None)
+    return rows_for(question, dict.fromkeys(metrics, float("nan")), left_out_reason(question))
 
 
 def frame(rows: list[dict]) -> pd.DataFrame:

@@ -10,6 +10,7 @@ from typing import Any
 
 from membench.benchmarks.registry import benchmark, parse_dataset
 from membench.datasets.errata import apply_errata
+from membench.datasets.errata.evidence import apply_evidence_errata
 from membench.datasets.subset import subset
 from membench.io import sha256_file
 
@@ -17,17 +18,23 @@ log = logging.getLogger(__name__)
 
 
 def run(kind: str, source: Path, out: Path | Mapping[str, Path], errata: Mapping[str, Any] | None = None,
-        subset_spec: dict | None = None) -> dict:
-    """Parse, apply the gold-label errata (benchmarks whose record says so: LoCoMo; ``errata`` is the config
-    section), cut to a stratified subset of questions when `subset_spec` ({per_group, seed}) is given, write
-    the tables (to the paths in `out`, or into the folder `out`)."""
+        subset_spec: dict | None = None, category_names: Mapping[str, str] | None = None) -> dict:
+    """Parse, name the categories (`category_names`: the dataset's config key, for a record that names
+    categories), apply the gold-label errata (benchmarks whose record says so: LoCoMo; ``errata`` is the config
+    section), cut to a stratified subset of questions when `subset_spec` ({per_group, seed}) is given, check the
+    evidence errata of the questions kept (applied with ``errata.evidence: apply``), write the tables (to the
+    paths in `out`, or into the folder `out`)."""
     source = Path(source)
     parsed = parse_dataset(kind, source)
     sources = {str(p): sha256_file(p) for p in benchmark(kind).files_read(source)}
+    if category_names and benchmark(kind).name_categories:
+        benchmark(kind).name_categories(parsed, category_names)
     if benchmark(kind).errata:
         parsed.counts["gold_errata_applied"] = apply_errata(parsed, errata)
     if subset_spec:
         parsed = subset(parsed, int(subset_spec["per_group"]), int(subset_spec["seed"]))
+    if benchmark(kind).evidence_errata:
+        parsed.counts["evidence_errata"] = apply_evidence_errata(parsed, errata)
     parsed.write(out if isinstance(out, Mapping) else Path(out), sources)
     log.info("parsed %s from %s: %s", kind, source, parsed.counts)
     for entry in parsed.log.as_list():

@@ -8,6 +8,7 @@ the others (LoCoMo) to `depth`.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 from pathlib import Path
@@ -66,7 +67,11 @@ def rank_dataset(kind: str, store_paths: StorePaths, adapter, depth: int,
     record = benchmark(kind)
     for granularity in granularities_for(kind, adapter):
         mapping = names[granularity]
+        seen = None
         for query, hay in tqdm(queries, desc=f"{adapter.name} {granularity}", mininterval=5, leave=False):
+            if hay != seen:
+                seen = hay
+                gc.freeze()  # what is loaded so far (session logs, earlier rows) is never scanned again
             haystack = store.haystack(hay)
             k = record.depth_for(haystack, granularity, depth)
             for rank, (item, score) in enumerate(adapter.rank(query, haystack, granularity, k), 1):

@@ -1,4 +1,5 @@
-"""score stage: a run + the dataset's gold tables -> one row per question x metric."""
+"""score stage: a run + the dataset's gold tables -> one row per question x metric; and, where evidence errata are
+applied, the same run scored on the evidence as published for the questions they changed."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from pathlib import Path
 import pandas as pd
 
 from membench.benchmarks.registry import benchmark
+from membench.datasets.tables import QREL_COLUMNS, dataset_files, needed
 from membench.io import atomic_write_parquet
-from membench.scoring.tables import Gold
+from membench.scoring.tables import Gold, frame
 
 log = logging.getLogger(__name__)
 
@@ -24,4 +26,23 @@ def run(kind: str, run_path: Path, tables: Path | Mapping[str, Path], out: Path)
     counted = scores[scores.skip.isna()]
     log.info("%s: %d questions scored, %d skipped", run_path, counted.question_id.nunique(),
              scores[scores.skip.notna()].question_id.nunique())
+    return scores
+
+
+def run_published(kind: str, run_path: Path, tables: Path | Mapping[str, Path], out: Path) -> pd.DataFrame:
+    """Score the run on the evidence as published (the ``evidence_errata`` table's `published` rows), for the
+    questions an evidence erratum changed only; none changed, an empty table."""
+    errata = pd.read_parquet(needed(dataset_files(tables), "evidence_errata")[0])
+    published = errata[errata.evidence == "published"]
+    changed = set(published.question_id)
+    if changed:
+        gold, ranking = Gold.load(tables), pd.read_parquet(run_path)
+        gold.questions = gold.questions[gold.questions.question_id.isin(changed)]
+        gold.qrels = pd.concat([gold.qrels[~gold.qrels.question_id.isin(changed)], published[list(QREL_COLUMNS)]],
+                               ignore_index=True)
+        scores = benchmark(kind).score(ranking[ranking.question_id.isin(changed)], gold)
+    else:
+        scores = frame([])
+    atomic_write_parquet(scores, out)
+    log.info("%s: %d questions scored on the evidence as published", run_path, scores.question_id.nunique())
     return scores

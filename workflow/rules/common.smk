@@ -86,13 +86,33 @@ def dataset_digests(wildcards):
     return source_digests.digests(dataset_files(wildcards)) if is_local(dataset_spec(wildcards)) else {}
 
 
-def errata_file(wildcards):
-    """The gold-label errata a parse applies (LoCoMo; an input, so editing the file reparses)."""
-    if not dataset_benchmark(wildcards).errata or not config["errata"]["enabled"]:
+def errata_files(wildcards):
+    """The gold-label errata a parse reads: answers (LoCoMo) and evidence (LoCoMo, LongMemEval). Inputs, so
+    editing one reparses."""
+    record, settings = dataset_benchmark(wildcards), config["errata"]
+    if not settings["enabled"]:
         return []
     from membench.datasets.errata import shipped_path
+    from membench.datasets.errata.evidence import evidence_path
 
-    return config["errata"]["path"] or str(shipped_path(dataset_spec(wildcards)["kind"]))
+    kind = dataset_spec(wildcards)["kind"]
+    return ([settings["path"] or str(shipped_path(kind))] if record.errata else []) + (
+        [settings["evidence_path"] or str(evidence_path(kind))] if record.evidence_errata else [])
+
+
+def errata_settings(wildcards):
+    """The `errata` config section, for a parse whose benchmark has errata of either kind (None otherwise, so
+    changing it reparses only those)."""
+    record = dataset_benchmark(wildcards)
+    return config["errata"] if record.errata or record.evidence_errata else None
+
+
+def evidence_errata_applied(dataset):
+    """Whether a dataset's evidence errata are applied (`errata.evidence: apply`), so its figures are also scored
+    on the evidence as published, for the report to show both."""
+    settings = config["errata"]
+    return (settings["enabled"] and settings["evidence"] == "apply"
+            and benchmark(config["datasets"][dataset]["kind"]).evidence_errata)
 
 
 # ---------------------------------------------------------------- adapters
@@ -240,6 +260,11 @@ def dataset_score_files(wildcards):
 def dataset_score_keys(wildcards):
     """(dataset, adapter) of each file in dataset_score_files(), in the same order."""
     return [(d, a) for d, a in score_keys() if d == wildcards.dataset]
+
+
+def published_score_files():
+    """Every run's scores on the evidence as published, where evidence errata are applied (the report's both ways)."""
+    return [f"results/{d}/scores-published/{a}.parquet" for d, a in RUNS if evidence_errata_applied(d)]
 
 
 def cost_files():

@@ -5,19 +5,21 @@
 rule parse:
     input:
         source=dataset_files,
-        errata=errata_file,
+        errata=errata_files,
     output:
         questions="results/{dataset}/questions.parquet",
         turns="results/{dataset}/turns.parquet",
         haystacks="results/{dataset}/haystacks.parquet",
         qrels="results/{dataset}/qrels.parquet",
+        evidence_errata="results/{dataset}/evidence_errata.parquet",
         normalization="results/{dataset}/normalization.json",
     params:
         source=dataset_source,
         sha256=dataset_digests,
         kind=lambda w: dataset_spec(w)["kind"],
-        errata=lambda w: config["errata"] if dataset_benchmark(w).errata else None,
+        errata=errata_settings,
         subset=config["subset"],
+        category_names=lambda w: dataset_spec(w).get("category_names"),
         code=module_version("membench.stages.parse"),
     log:
         "logs/parse/{dataset}.log",

@@ -6,6 +6,7 @@ rule tables:
     input:
         summary="results/summary.parquet",
         significance="results/significance.parquet",
+        normalization=expand("results/{dataset}/normalization.json", dataset=DATASETS),
     output:
         summary="results/summary.json",
         headline="results/headline.txt",
@@ -100,6 +101,8 @@ rule report:
         tables=rules.tables.output,
         per_question=expand("results/{dataset}/per_question.csv", dataset=DATASETS),
         difficulty=expand("results/{dataset}/difficulty.parquet", dataset=DATASETS),
+        evidence_errata=[f"results/{d}/evidence_errata.parquet" for d in DATASETS if evidence_errata_applied(d)],
+        published_scores=published_score_files(),
         logs=retrieval_logs(),
         qa=[f"results/{d}/qa/{a}.parquet" for d, a in ANSWERED],
         calibration=[f"results/{d}/qa/calibration.parquet" for d in CALIBRATED],

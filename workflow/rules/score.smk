@@ -23,6 +23,29 @@ rule score:
         "../../scripts/score.py"
 
 
+# Where evidence errata are applied (errata.evidence: apply), the same run scored on the evidence as published,
+# for the questions an erratum changed: the report shows each figure it moves both ways.
+rule score_published:
+    input:
+        run="results/{dataset}/runs/{adapter}.parquet",
+        questions="results/{dataset}/questions.parquet",
+        turns="results/{dataset}/turns.parquet",
+        haystacks="results/{dataset}/haystacks.parquet",
+        qrels="results/{dataset}/qrels.parquet",
+        evidence_errata="results/{dataset}/evidence_errata.parquet",
+    output:
+        scores="results/{dataset}/scores-published/{adapter}.parquet",
+    params:
+        kind=lambda w: dataset_spec(w)["kind"],
+        code=lambda w: code_version("membench/stages/score.py") + module_version(dataset_benchmark(w).score.__module__),
+    log:
+        "logs/score_published/{dataset}/{adapter}.log",
+    conda:
+        ENV
+    script:
+        "../../scripts/score_published.py"
+
+
 rule retrieval_log:
     input:
         run="results/{dataset}/runs/{adapter}.parquet",

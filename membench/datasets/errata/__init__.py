@@ -6,18 +6,17 @@ checked against the transcript. An entry applies only when the question and the 
 exactly as recorded (a fixed upstream file, or another version, makes it inapplicable, which is flagged).
 Applied entries set the question's ``answer`` (corrected, or ``None`` when the answer is withdrawn), keep the
 original in ``upstream_answer`` and the entry id in ``erratum``; answer-mode QA then scores both ways.
-Errata touch answers only, never evidence, so no retrieval figure changes.
+These errata touch answers only; known wrong evidence labels are ``evidence.py``'s (``<kind>-evidence.json``).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from membench.datasets.errata.files import Entry, entries, shipped_file
 from membench.datasets.tables import ParsedDataset
 from membench.errors import InputError
 
@@ -28,53 +27,27 @@ _FIELDS = ("id", "sample_id", "qa_index", "question", "upstream_answer", "action
 
 
 @dataclass(frozen=True)
-class Erratum:
-    id: str
-    question_id: str
-    question: str
-    upstream_answer: str
-    action: str
-    answer: str | None
-    reason: str
-    sources: tuple[str, ...]
+class Erratum(Entry):
+    upstream_answer: str = ""
+    action: str = "replace_answer"
+    answer: str | None = None
 
 
 def shipped_path(kind: str = "locomo") -> Path:
-    return Path(str(resources.files("membench.datasets.errata").joinpath(f"{kind}.json")))
+    return shipped_file(f"{kind}.json")
 
 
 def load_errata(path: str | Path | None = None) -> list[Erratum]:
     """Read and check an errata file (default: the shipped LoCoMo list)."""
     path = Path(path) if path else shipped_path()
-    if not path.is_file():
-        raise InputError(path, "errata file not found", field="errata.path")
-    try:
-        entries = json.loads(path.read_text(encoding="utf-8")).get("errata")
-    except (ValueError, AttributeError) as err:
-        raise InputError(path, f"not a JSON object with an 'errata' list ({err})") from None
-    if not isinstance(entries, list):
-        raise InputError(path, "'errata' must be a list", field="errata")
-    out, seen = [], set()
-    for i, e in enumerate(entries):
-        rec = f"errata[{i}]"
-        if not isinstance(e, Mapping):
-            raise InputError(path, "must be an object", rec)
-        missing = [f for f in _FIELDS if not e.get(f) and e.get(f) != 0]
-        if missing:
-            raise InputError(path, f"missing {', '.join(missing)}", rec)
+    out = []
+    for rec, e, sources in entries(path, _FIELDS, "errata.path"):
         if e["action"] not in ACTIONS:
             raise InputError(path, f"action must be one of {', '.join(ACTIONS)}, got {e['action']!r}", rec, "action")
         if (e["action"] == "replace_answer") != bool(e.get("answer")):
             raise InputError(path, "replace_answer needs an 'answer'; withdraw_answer must not have one", rec, "answer")
-        sources = e["sources"] if isinstance(e["sources"], list) else [e["sources"]]
-        if not all(str(s).startswith("https://") for s in sources):
-            raise InputError(path, "every source must be a public https:// address", rec, "sources")
-        if e["id"] in seen:
-            raise InputError(path, f"duplicate id {e['id']!r}", rec, "id")
-        seen.add(e["id"])
         out.append(Erratum(str(e["id"]), f"{e['sample_id']}_q{int(e['qa_index'])}", str(e["question"]),
-                           str(e["upstream_answer"]), e["action"], e.get("answer"), str(e["reason"]),
-                           tuple(map(str, sources))))
+                           str(e["reason"]), sources, str(e["upstream_answer"]), e["action"], e.get("answer")))
     return out
 
 
