@@ -16,6 +16,10 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")
 
+from membench.numerics import pin_environment  # noqa: E402
+
+pin_environment()  # before any test module can load torch: tests embed on the pinned profile, as workflow jobs do
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("MEMBENCH_SHARED_DATA", REPO.parent / "shared" / "data"))
 

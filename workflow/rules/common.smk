@@ -15,6 +15,12 @@ validate_config(config)
 # (Set, not required from the user, so no `envvars:` assertion.)
 os.environ.update(PYTHONPATH=os.pathsep.join(filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")])))
 
+# Every job that embeds runs torch on the pinned numeric profile (membench.numerics: a vector's bits then depend on
+# neither its batch nor the thread count); set here, so jobs (local or on a cluster) start with it.
+from membench.numerics import pin_environment
+
+pin_environment()
+
 # A subset run (`--config subset='{per_group: 3, seed: 0}'`) works in its own folder: same targets
 # (results/report.md), never the full run's files. Data, downloads and caches stay shared.
 SUBSET_DIR = subset_workdir(config)
