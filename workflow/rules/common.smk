@@ -186,11 +186,18 @@ def embedding_texts():
     return [f"results/{d}/embeddings/texts.parquet" for d in DATASETS if embedding_run_names(d)]
 
 
+def embedding_manifests():
+    """The embed shards' manifests, when any run embeds (else there are no shards)."""
+    if not embedding_texts():
+        return []
+    return [f"results/embeddings/shard-{i}.json" for i in range(config["embedding"]["shards"])]
+
+
 def rank_embeddings(wildcards):
     """An embedding run waits for every embed shard; other runs wait for nothing."""
     if wildcards.adapter not in EMBEDDING_RUNS:
         return []
-    return [f"results/embeddings/shard-{i}.json" for i in range(config["embedding"]["shards"])]
+    return embedding_manifests()
 
 
 def rank_facts(wildcards):
