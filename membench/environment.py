@@ -74,11 +74,12 @@ def model_revision(model_path: str) -> str:
     return digest.hexdigest()[:16]
 
 
-def torch_libraries() -> dict[str, str | None]:
-    """torch's BLAS and the MKL and oneDNN builds inside it, from `torch.__config__.show()` (torch is loaded)."""
-    import torch
+def torch_libraries(shown: str | None = None) -> dict[str, str | None]:
+    """torch's BLAS and the MKL and oneDNN builds inside it, read from `torch.__config__.show()` (or its text)."""
+    if shown is None:
+        import torch
 
-    shown = torch.__config__.show()
+        shown = torch.__config__.show()
 
     def find(pattern: str) -> str | None:
         match = re.search(pattern, shown)

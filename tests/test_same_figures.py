@@ -20,7 +20,10 @@ import pytest
 import yaml
 
 from conftest import locomo_slice, run_snakemake
-from membench import cli
+from membench import cli, numerics
+from membench.cpu import this_cpu
+from membench.embeddings import EmbeddingCache
+from membench.io import sha256_file
 
 pytestmark = [pytest.mark.slow, pytest.mark.data]
 
@@ -94,6 +97,22 @@ def test_compare_finds_the_same_figures_and_names_what_differs(runs, capsys):
     assert "figures: 0 of 80 differ" in out and "run and score files: 6 byte-identical, 0 differ" in out
     assert "config.embedding.batch_size: 64 vs 7" in out and "config.embedding.shards: 1 vs 3" in out
     assert f"environment.embedding.{MODEL}.torch.threads: 1 vs 2" in out  # the environment difference, shown
+
+
+def test_summary_json_carries_the_environment_and_provenance(runs):
+    summary = json.loads((runs[COLD] / "summary.json").read_text(encoding="utf-8"))
+    env = summary["environment"]
+    assert env["machine"]["cpu"] == this_cpu().model and env["machine"]["vector_extensions"] == this_cpu().vector_extensions
+    embedding = env["embedding"][MODEL]
+    assert embedding["numeric_tag"] == EmbeddingCache(None).numeric_tag and len(embedding["model_revision"]) == 16
+    if numerics.is_pinned():
+        assert embedding["torch"]["numeric_path"]["aten"] == "AVX2"
+        assert embedding["torch"]["numeric_path"]["mkl_cbwr"] in ("AVX2,STRICT", "AUTO,STRICT")
+    assert env["packages"]["torch"] == embedding["numeric_tag"].split(",")[0].removeprefix("torch-")
+    provenance = summary["provenance"]
+    assert provenance["data"] == {"locomo": {"locomo10.json": sha256_file(runs[COLD].parent.parent / "locomo" / "locomo10.json")}}
+    assert provenance["config"]["embedding"] == {"shards": 3, "batch_size": 7, "backend": "torch", "device": "cpu"}
+    assert provenance["code"]["membench"] == "0.1.0" and provenance["code"]["commit"]
 
 
 def test_compare_names_a_changed_figure(runs, tmp_path, capsys):
