@@ -2,8 +2,9 @@
 
 For every run file and question, each adjacent pair of the top `--top` positions (rank r against r + 1) is counted
 by its score gap: an exact tie (0, decided by the documented tie rule, so not noise), or a gap below each threshold.
-A near-tie *decides a figure* when it straddles a metric cut-off (r = k) and the two items differ in relevance: the
-pair swapped, an @k figure would move. Scores are read from the run files (float64, as ranked).
+A near-tie between items of different relevance could move a rank-sensitive figure if swapped (nDCG, AP, MRR:
+`differ`); one that also straddles a cut-off k (r = k) would move a set figure such as recall@k (`cut-off`).
+Scores are read from the run files (float64, as ranked).
 
     python bench/near_ties.py results [--adapters dense hybrid] [--top 10] [--thresholds 1e-6 1e-5]
 """
@@ -21,11 +22,13 @@ CUTOFFS = (1, 3, 5, 10, 25, 30, 50)  # every k a built-in benchmark scores at
 def near_ties(run: pd.DataFrame, qrels: pd.DataFrame, thresholds=(1e-6, 1e-5), top: int = 10,
               cutoffs=CUTOFFS) -> dict[str, int]:
     """Counts over one run: `pairs` (adjacent pairs looked at), `ties` (gap 0), and per threshold t `below t`
-    (0 < gap < t) and `decides t` (those at a cut-off between items of different relevance)."""
+    (0 < gap < t), `differ t` (those between items of different relevance) and `cut-off t` (those of them at a
+    cut-off)."""
     relevance = {(q, g, i): r for q, i, g, r in qrels[["question_id", "item_id", "granularity", "relevance"]]
                  .itertuples(index=False)}
-    counts = {"pairs": 0, "ties": 0, **{f"below {t:g}": 0 for t in thresholds},
-              **{f"decides {t:g}": 0 for t in thresholds}}
+    counts = {"pairs": 0, "ties": 0}
+    for t in thresholds:
+        counts.update({f"below {t:g}": 0, f"differ {t:g}": 0, f"cut-off {t:g}": 0})
     ordered = run.sort_values(["granularity", "question_id", "rank"], kind="stable")
     for (granularity, question), rows in ordered.groupby(["granularity", "question_id"], sort=False):
         scores, items = rows.score.to_numpy()[:top + 1], rows.item_id.tolist()[:top + 1]
@@ -40,7 +43,8 @@ def near_ties(run: pd.DataFrame, qrels: pd.DataFrame, thresholds=(1e-6, 1e-5), t
                     counts[f"below {t:g}"] += 1
                     differ = relevance.get((question, granularity, items[r - 1]), 0) != \
                         relevance.get((question, granularity, items[r]), 0)
-                    counts[f"decides {t:g}"] += int(r in cutoffs and differ)
+                    counts[f"differ {t:g}"] += int(differ)
+                    counts[f"cut-off {t:g}"] += int(r in cutoffs and differ)
     return counts
 
 
@@ -65,7 +69,7 @@ def main() -> None:
     parser.add_argument("--thresholds", nargs="*", type=float, default=[1e-6, 1e-5])
     args = parser.parse_args()
     table = folder_table(args.results, args.adapters, args.thresholds, args.top)
-    with pd.option_context("display.width", 200, "display.max_columns", 20):
+    with pd.option_context("display.width", 250, "display.max_columns", 20):
         print(table.to_string(index=False))
         print(table.drop(columns=["dataset", "adapter"]).sum().to_string())
 
