@@ -1,6 +1,8 @@
 """The `membench` command: helpers around the workflow.
 
   membench validate SPEC [-p KEY=VALUE ...]   check that an adapter plugin loads and behaves
+  membench compare A B [--tolerance T]         the figures (and data, code, config, environment) where two runs
+                                               differ; exit 0 when every figure agrees within T (default 0)
 """
 
 from __future__ import annotations
@@ -14,7 +16,13 @@ def _validate(argv: list[str]) -> int:
     return main(argv)
 
 
-COMMANDS = {"validate": _validate}
+def _compare(argv: list[str]) -> int:
+    from membench.compare import main
+
+    return main(argv)
+
+
+COMMANDS = {"validate": _validate, "compare": _compare}
 
 
 def main(argv: list[str] | None = None) -> int:

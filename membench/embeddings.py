@@ -1,6 +1,9 @@
 """Content-addressed embedding cache: every distinct text is embedded once, across questions, adapters and runs.
 
-Key = sha256(model id + NUL + text). Vectors are L2-normalised float32, so a dot product is a cosine.
+Key = sha256(model id + NUL + numeric tag + NUL + text). The numeric tag (`membench.numerics.cache_tag`) names what a
+torch CPU vector's last bits depend on besides the model: the torch and transformers versions and the pinned numeric
+profile (or `unpinned/...`); it is empty for the ONNX and GPU backends, whose model ids carry `@onnx` / `@cuda`.
+Vectors are L2-normalised float32; `membench.similarity` turns them into cosines.
 
 On disk (`path` is a directory) the cache is a set of immutable shard files `shard-*.npy`, each a structured
 array of (key: 32 bytes, vec: float32[dim]). A flush writes a new shard to a temporary name and renames it
@@ -28,7 +31,8 @@ import numpy as np
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 ENV_CACHE_DIR = "MEMBENCH_EMBEDDING_CACHE"
 
-from membench.encoder import Encoder, load_encoder
+from membench import numerics
+from membench.encoder import Encoder, load_encoder, pick_device
 
 
 def default_model_path() -> str:
@@ -46,8 +50,6 @@ def model_key(model_path: str | None, backend: str = "torch", device: str = "cpu
     if backend != "torch":
         name += f"@{backend}"
     if device != "cpu":
-        from membench.encoder import pick_device
-
         resolved = pick_device(device)
         if resolved != "cpu":
             name += f"@{resolved}"
@@ -65,15 +67,21 @@ class EmbeddingCache:
 
     `model_id` names the model inside the cache key (default: the MiniLM id, or the folder name of
     `model_path`); `encoder` replaces the model by any callable list[str] -> array (tests use it);
-    `threads`, `backend` and `device` are passed to `membench.encoder.load_encoder`.
+    `threads`, `backend` and `device` are passed to `membench.encoder.load_encoder`; `numeric_tag` (default: this
+    process's `membench.numerics.cache_tag`) is part of every key.
     """
 
     def __init__(self, path: Path | str | None, model_path: str | Path | None = None, batch_size: int = 64, *,
                  model_id: str | None = None, encoder: Encoder | None = None, flush_every: int = 2048,
-                 max_shards: int = 32, threads: int | None = None, backend: str = "torch", device: str = "cpu"):
+                 max_shards: int = 32, threads: int | None = None, backend: str = "torch", device: str = "cpu",
+                 numeric_tag: str | None = None):
         self.path = Path(path) if path is not None else None
         self.model_path = str(model_path) if model_path is not None else None
         self.model_id = model_id or model_key(self.model_path, backend, device)
+        if numeric_tag is None:
+            numeric_tag = numerics.cache_tag(backend, pick_device(device) if device != "cpu" else "cpu")
+        self.numeric_tag = numeric_tag
+        self._prefix = self.model_id.encode() + b"\0" + numeric_tag.encode() + b"\0"
         self.batch_size = batch_size
         self.flush_every = flush_every
         self.max_shards = max_shards
@@ -92,7 +100,7 @@ class EmbeddingCache:
 
     # -- keys and storage ---------------------------------------------------------------------------
     def key(self, text: str) -> bytes:
-        return hashlib.sha256(self.model_id.encode() + b"\0" + text.encode("utf-8", "surrogatepass")).digest()
+        return hashlib.sha256(self._prefix + text.encode("utf-8", "surrogatepass")).digest()
 
     def __len__(self) -> int:
         self._load()
@@ -213,7 +221,7 @@ class EmbeddingCache:
         return keys
 
     def stats(self) -> dict[str, Any]:
-        return {"model_id": self.model_id, "hits": self.hits, "misses": self.misses,
+        return {"model_id": self.model_id, "numeric_tag": self.numeric_tag, "hits": self.hits, "misses": self.misses,
                 "model_calls": self.model_calls, "path": str(self.path) if self.path else None}
 
 

@@ -7,6 +7,11 @@ grouped by their token count and each group is encoded without any padding: a te
 vector of that text encoded alone (a test checks this on real data), whatever shard, job or batch embeds it.
 Grouping by length is also what keeps padding from wasting work, so it costs no speed.
 
+Batching alone does not make a vector batch-invariant: the libraries' kernels may still sum in another order for
+another matrix shape or thread count. On the CPU, torch therefore runs the pinned numeric profile of
+`membench.numerics`, whose variables this module sets on import (before it imports torch) and checks once torch is
+loaded; under it, a vector is the same bits for any batch and thread count (measured; a test checks it).
+
 Backends: `torch` (sentence-transformers on PyTorch, the reference) and `onnx` (the same model with its
 transformer exported to and run by ONNX Runtime, `membench.onnx_model`; opt-in, its vectors are checked against
 torch's by a test, not assumed equal).
@@ -19,6 +24,10 @@ from collections import defaultdict
 from typing import Callable, Sequence
 
 import numpy as np
+
+from membench import numerics
+
+numerics.pin_environment()  # before any import of torch: its libraries read the variables when they load
 
 Encoder = Callable[[list[str]], np.ndarray]
 BACKENDS = ("torch", "onnx")
@@ -43,6 +52,8 @@ def load_model(model_path: str, backend: str = "torch", device: str = "cpu", thr
 
     if threads:
         torch.set_num_threads(int(threads))
+    if backend == "torch" and pick_device(device) == "cpu":
+        numerics.check()
     if backend == "onnx":
         from membench.onnx_model import onnx_sentence_transformer
 

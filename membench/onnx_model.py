@@ -10,26 +10,18 @@ cosine >= 0.999 and the same top 10 on real data) but not equal to the last bit.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 import numpy as np
+
+from membench.environment import model_revision
 
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
 def export_dir() -> Path:
     return Path(os.environ.get("MEMBENCH_ONNX_DIR") or Path.home() / ".cache" / "membench" / "onnx")
-
-
-def _model_digest(model_path: str) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(Path(model_path).rglob("*")):
-        if path.is_file():
-            digest.update(path.relative_to(model_path).as_posix().encode() + b"\0")
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()[:16]
 
 
 def export_transformer(model, out: Path) -> None:
@@ -96,7 +88,7 @@ def onnx_sentence_transformer(model_path: str, device: str = "cpu", threads: int
     if device != "cpu":
         raise ValueError(f"the onnx backend runs on the CPU here; use backend torch for device {device!r}")
     model = SentenceTransformer(model_path, device="cpu")
-    onnx_path = export_dir() / f"{Path(model_path).name}-{_model_digest(model_path)}.onnx"
+    onnx_path = export_dir() / f"{Path(model_path).name}-{model_revision(model_path)}.onnx"
     if not onnx_path.exists():
         export_transformer(model, onnx_path)
     return OnnxSentenceModel(model, onnx_path, threads)

@@ -16,6 +16,10 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")
 
+from membench.numerics import pin_environment  # noqa: E402
+
+pin_environment()  # before any test module can load torch: tests embed on the pinned profile, as workflow jobs do
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("MEMBENCH_SHARED_DATA", REPO.parent / "shared" / "data"))
 
@@ -25,7 +29,7 @@ SHARED_DATA = Path(os.environ.get("MEMBENCH_SHARED_DATA", REPO.parent / "shared"
 # around them, so no long module starts last and keeps one core busy alone. test_slurm.py leads: it mostly
 # waits on the cluster's status polls, which leaves its core to the worker beside it.
 LONGEST_FIRST = ("test_slurm.py", "test_workflow.py", "test_workflow_models.py", "test_memory_mem0.py",
-                 "test_subset_run.py", "test_embed_stage.py", "test_gold_permutation.py", "test_onnx_backend.py")
+                 "test_subset_run.py", "test_same_figures.py", "test_embed_stage.py", "test_gold_permutation.py", "test_onnx_backend.py")
 
 
 def pytest_collection_modifyitems(items):

@@ -3,6 +3,7 @@
 Why: the standard semantic baseline -- it finds paraphrases that share no word with the question.
 Embeddings come from `membench.embeddings.EmbeddingCache`, so a text shared by many questions (or by
 `dense` and `hybrid`) is embedded once; the cache comes from the run context (`bind_context`).
+Scores are `membench.similarity.cosine_scores`: float64, summed in a fixed order, the same bits on every machine.
 Note: MiniLM reads at most 256 word pieces, so long session-level documents are embedded from their start.
 Ties: by haystack position, earliest first (`order_by_score`).
 Subclasses (`state-aware`, `action-only`) change only which text stands for a document (`documents`).
@@ -17,11 +18,12 @@ import numpy as np
 from membench.adapters.base import Adapter, order_by_score
 from membench.embeddings import EmbeddingCache, cache_from_context
 from membench.sessions.view import Document, Haystack, Query
+from membench.similarity import as_columns, cosine_scores
 from membench.text import HaystackCache, merge_params
 
 
 class DenseAdapter(Adapter):
-    """Cosine of normalised MiniLM embeddings; document matrices cached per haystack."""
+    """Cosine of normalised MiniLM embeddings; document matrices (`as_columns`) cached per haystack."""
 
     name = "dense"
     defaults: dict[str, Any] = {"model_path": None}  # None = the packaged all-MiniLM-L6-v2
@@ -57,14 +59,12 @@ class DenseAdapter(Adapter):
         return haystack.documents(granularity)
 
     def _embed_documents(self, documents: Sequence[Document]) -> np.ndarray:
-        return self.embeddings.encode([d.text for d in documents])
+        return as_columns(self.embeddings.encode([d.text for d in documents]))
 
     def score(self, query: Query, documents: Sequence[Document]) -> np.ndarray:
         if not documents:
             return np.zeros(0)
-        matrix = self._matrices.get(documents)
-        vector = self.embeddings.encode([query.text])[0]
-        return (matrix @ vector).astype(np.float64)
+        return cosine_scores(self._matrices.get(documents), self.embeddings.encode([query.text])[0])
 
     def rank(self, query: Query, haystack: Haystack, granularity: str, k: int) -> list[tuple[str, float]]:
         if granularity not in self.granularities:

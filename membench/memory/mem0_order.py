@@ -9,14 +9,15 @@ identical texts: "Thanks!", a fact two sessions share) came back in a different 
 than from a fresh one, and the top-k cut fell on different memories.
 
 `layout_free(store, cache)` wraps the store's `search`: it scores each candidate again from membench's
-embedding cache (the same bytes for a text whichever store holds it; a dot product in float64), orders by
+embedding cache (the same bytes for a text whichever store holds it; `membench.similarity.cosine_scores`, the
+same bits on every machine), orders by
 that score, then older session first, then turn refs, then text, and fetches more candidates until no
 memory left out by Qdrant could still reach the cut (Qdrant's own score is within `SLACK` of the exact one).
 """
 
 from __future__ import annotations
 
-import numpy as np
+from membench.similarity import as_columns, cosine_scores
 
 SLACK = 1e-4  # bound on |Qdrant's float32 cosine - the exact one| for unit vectors of 384 floats, with margin
 
@@ -30,8 +31,8 @@ def exact_order(points, query_vector, cache) -> list[tuple[float, object]]:
     """(exact score, point) best first; a point's vector comes from the cache by its text (`data`)."""
     if not points:
         return []
-    vectors = cache.encode([p.payload.get("data") or "" for p in points]).astype(np.float64)
-    scores = vectors @ np.asarray(query_vector, dtype=np.float64)
+    vectors = as_columns(cache.encode([p.payload.get("data") or "" for p in points]))
+    scores = cosine_scores(vectors, query_vector)
     ranked = sorted(zip(scores.tolist(), range(len(points))), key=lambda s: (-s[0], order_key(points[s[1]].payload)))
     return [(score, points[i]) for score, i in ranked]
 

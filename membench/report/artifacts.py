@@ -13,9 +13,13 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from membench.io import atomic_write_parquet, atomic_write_text
+from membench import __version__
 from membench.benchmarks.registry import benchmark
 from membench.report.headlines import ci_text
+from membench.environment import run_environment
+from membench.io import atomic_write_parquet, atomic_write_text
+from membench.provenance import REPO
+from membench.report.provenance import git_commit
 
 TOP = {"split": "all", "group_by": "all"}
 
@@ -29,11 +33,14 @@ def subset_line(subset: Mapping | None) -> str:
 
 
 def summary_json(summary: pd.DataFrame, kinds: Mapping[str, str], subset: Mapping | None = None,
-                 gold: Mapping[str, dict] | None = None, counts: Mapping[str, dict] | None = None) -> str:
+                 gold: Mapping[str, dict] | None = None, counts: Mapping[str, dict] | None = None,
+                 provenance: Mapping | None = None, environment: Mapping | None = None) -> str:
     """Headline metrics with CIs per dataset x adapter x split, as JSON text (first key: `subset`); `gold`
     (dataset -> the `gold` counts of its normalization.json) says how many questions each reason left out of
     retrieval scoring or scored on partial gold; `counts` (dataset -> the `counts` of its normalization.json)
-    what the parser found, e.g. LongMemEval's questions that list a session twice."""
+    what the parser found, e.g. LongMemEval's questions that list a session twice. Last come `provenance` (code
+    version, data checksums, config: `run_provenance`) and `environment` (`membench.environment.run_environment`),
+    what `membench compare` lists beside differing figures."""
     top = summary[summary.group_by == "all"]
     out: dict = {"subset": subset_line(subset) or None, "datasets": {}}
     for dataset, kind in kinds.items():
@@ -45,6 +52,8 @@ def summary_json(summary: pd.DataFrame, kinds: Mapping[str, str], subset: Mappin
             cell = {"mean": _num(r.mean), "ci_lo": _num(r.ci_lo), "ci_hi": _num(r.ci_hi), "n": int(r.n)}
             entry["adapters"].setdefault(r.adapter, {}).setdefault(r.split, {})[r.metric] = cell
         out["datasets"][dataset] = entry
+    out["provenance"] = dict(provenance) if provenance is not None else None
+    out["environment"] = dict(environment) if environment is not None else None
     text = json.dumps(out, indent=2)
     return "{" + text[len("{\n  "):] + "\n"  # `"subset": ...` on the first line
 
@@ -139,20 +148,30 @@ def _console_cell(rows: pd.DataFrame, adapter: str, metric: str) -> str:
     if r is None or math.isnan(r["mean"]):
         return "—"
     return f"{r['mean']:.3f} {ci_text(r.ci_lo, r.ci_hi, r.get('unit', 'question'))}"
+def run_provenance(infos: Mapping[str, dict], config: Mapping | None) -> dict:
+    """What made the figures: membench's version and commit, each dataset's source files (name -> sha256, from
+    its normalization.json) and the config after defaults."""
+    return {"code": {"membench": __version__, "commit": git_commit(REPO)},
+            "data": {d: {Path(p).name: digest for p, digest in info.get("sources", {}).items()}
+                     for d, info in infos.items()},
+            "config": dict(config) if config is not None else None}
 
 
 def write_artifacts(summary: pd.DataFrame, significance: pd.DataFrame, kinds: Mapping[str, str], baseline: str,
                     summary_path: Path, table_paths: Mapping[str, Path], headline_path: Path,
                     subset: Mapping | None = None, leave_out: Sequence[str] = (),
-                    normalization_paths: Mapping[str, Path] | None = None) -> list[Path]:
+                    normalization_paths: Mapping[str, Path] | None = None, config: Mapping | None = None,
+                    manifest_paths: Sequence[Path] = ()) -> list[Path]:
     """summary.json (with each dataset's gold counts, read from ``normalization_paths``: dataset -> its
-    normalization.json), one .tex table per dataset (``table_paths``: dataset -> its path) and the console
+    normalization.json; the run's provenance and environment, the latter with the embed jobs' records from
+    ``manifest_paths``), one .tex table per dataset (``table_paths``: dataset -> its path) and the console
     headline text; returns the paths written."""
     written = [summary_path, headline_path]
     infos = {d: json.loads(Path(p).read_text(encoding="utf-8")) for d, p in (normalization_paths or {}).items()}
     gold = {d: info.get("gold") for d, info in infos.items()}
     counts = {d: info.get("counts") for d, info in infos.items()}
-    atomic_write_text(summary_path, summary_json(summary, kinds, subset, gold, counts))
+    atomic_write_text(summary_path, summary_json(summary, kinds, subset, gold, counts, run_provenance(infos, config),
+                                                 run_environment(manifest_paths)))
     atomic_write_text(headline_path, console_table(summary, kinds, subset))
     for dataset, kind in kinds.items():
         path = Path(table_paths[dataset])

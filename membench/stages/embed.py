@@ -23,7 +23,8 @@ import pandas as pd
 from membench.adapters.registry import load_adapter
 from membench.benchmarks.registry import benchmark
 from membench.embedding_plan import run_texts
-from membench.embeddings import EmbeddingCache
+from membench.embeddings import EmbeddingCache, default_model_path
+from membench.environment import embedding_record
 from membench.io import atomic_write_parquet, atomic_write_text
 from membench.sessions.reader import SessionStore, StorePaths
 from membench.stages.rank import granularities_for
@@ -75,7 +76,8 @@ def shard_of(text: str, shards: int) -> int:
 def embed_shard(texts_paths: Path | list[Path], shard: int, shards: int, cache_dir: Path, manifest_path: Path,
                 options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Embed this shard's texts of every given texts table (one per dataset) into the cache, only those not
-    cached yet; the manifest records the counts. One job serves all datasets so that a run loads the model
+    cached yet; the manifest records the counts and what the vectors were computed on
+    (`membench.environment.embedding_record`). One job serves all datasets so that a run loads the model
     once per shard, not once per shard and dataset (a load costs ~9 CPU-s, mostly imports)."""
     paths = [texts_paths] if isinstance(texts_paths, (str, Path)) else list(texts_paths)
     table = pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True) if paths else \
@@ -93,8 +95,10 @@ def embed_shard(texts_paths: Path | list[Path], shard: int, shards: int, cache_d
             log.info("shard %d/%d: %d of %d texts in %.0f s", shard, shards, min(first + CHUNK, len(texts)),
                      len(texts), time.perf_counter() - start)
         seconds = time.perf_counter() - start
-        manifest["models"][cache.model_id] = {"texts": len(texts), "embedded": cache.misses,
-                                              "cached": len(texts) - cache.misses, "seconds": round(seconds, 3)}
+        manifest["models"][cache.model_id] = {
+            "texts": len(texts), "embedded": cache.misses, "cached": len(texts) - cache.misses,
+            "seconds": round(seconds, 3),
+            "environment": embedding_record(model_path or default_model_path(), cache.numeric_tag)}
         log.info("shard %d/%d, %s: %d texts, %d embedded in %.1f s", shard, shards, cache.model_id, len(texts),
                  cache.misses, seconds)
     atomic_write_text(manifest_path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")

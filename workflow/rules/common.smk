@@ -23,6 +23,12 @@ with one_line_errors():  # a bad config ends the run with its one-line message, 
 # (Set, not required from the user, so no `envvars:` assertion.)
 os.environ.update(PYTHONPATH=os.pathsep.join(filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")])))
 
+# Every job that embeds runs torch on the pinned numeric profile (membench.numerics: a vector's bits then depend on
+# neither its batch nor the thread count); set here, so jobs (local or on a cluster) start with it.
+from membench.numerics import pin_environment
+
+pin_environment()
+
 # A subset run (`--config subset='{per_group: 3, seed: 0}'`) works in its own folder: same targets
 # (results/report.md), never the full run's files. Data, downloads and caches stay shared.
 SUBSET_DIR = subset_workdir(config)
@@ -213,6 +219,14 @@ def scope_shards(wildcards):
     as `ancient` inputs: shards that rerun for another dataset's texts leave this dataset's jobs alone."""
     scope = embed_scope(wildcards.dataset)
     return [ancient(f"results/embeddings/{scope}/shard-{i}.json") for i in range(config["embedding"]["shards"])]
+
+
+def embedding_manifests(wildcards=None):
+    """The manifests of the embed shards that served this run's datasets (none when no run embeds): where the
+    environment that computed the vectors is on record. An input function, since the shards' scope depends on
+    the targets."""
+    scopes = sorted({embed_scope(d) for d in DATASETS if embedding_run_names(d)})
+    return [f"results/embeddings/{s}/shard-{i}.json" for s in scopes for i in range(config["embedding"]["shards"])]
 
 
 def rank_embeddings(wildcards):

@@ -7,6 +7,7 @@ rule tables:
         summary="results/summary.parquet",
         significance="results/significance.parquet",
         normalization=expand("results/{dataset}/normalization.json", dataset=DATASETS),
+        manifests=embedding_manifests,
     output:
         summary="results/summary.json",
         headline="results/headline.txt",
@@ -16,6 +17,7 @@ rule tables:
         baseline=config["baseline"],
         subset=config["subset"],
         ablation=ablated(config),
+        config=config,
         code=module_version("membench.report.artifacts"),
     log:
         "logs/tables.log",
