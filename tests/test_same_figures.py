@@ -56,7 +56,8 @@ def run(work: Path, data: Path, cache: Path, shards: int = 1, batch: int = 64, t
 
 
 def manifests(results: Path) -> list[dict]:
-    return [json.loads(p.read_text())["models"][MODEL] for p in sorted((results / "embeddings").glob("shard-*.json"))]
+    """The embed shards' manifests of a run (one set of shards per scope of datasets: `embeddings/<scope>/shard-i.json`)."""
+    return [json.loads(p.read_text())["models"][MODEL] for p in sorted((results / "embeddings").glob("*/shard-*.json"))]
 
 
 COLD, FILLED = "cold cache, 3 shards, batch 7, 2 threads", "cache filled by a subset run, 1 shard, batch 64, 1 thread"
