@@ -18,15 +18,18 @@ log = logging.getLogger(__name__)
 
 
 def run(kind: str, source: Path, out: Path | Mapping[str, Path], errata: Mapping[str, Any] | None = None,
-        subset_spec: dict | None = None, category_names: Mapping[str, str] | None = None) -> dict:
+        subset_spec: dict | None = None, category_names: Mapping[str, str] | None = None,
+        digests: Mapping[str, str] | None = None) -> dict:
     """Parse, name the categories (`category_names`: the dataset's config key, for a record that names
     categories), apply the gold-label errata (benchmarks whose record says so: LoCoMo; ``errata`` is the config
     section), cut to a stratified subset of questions when `subset_spec` ({per_group, seed}) is given, check the
     evidence errata of the questions kept (applied with ``errata.evidence: apply``), write the tables (to the
-    paths in `out`, or into the folder `out`)."""
+    paths in `out`, or into the folder `out`). `digests`: the sha256 of source files known already (the rule's
+    param for a local copy, from `membench.source_digests`), so a large file is not hashed a second time."""
     source = Path(source)
     parsed = parse_dataset(kind, source)
-    sources = {str(p): sha256_file(p) for p in benchmark(kind).files_read(source)}
+    known = digests or {}
+    sources = {str(p): known.get(str(p)) or sha256_file(p) for p in benchmark(kind).files_read(source)}
     if category_names and benchmark(kind).name_categories:
         benchmark(kind).name_categories(parsed, category_names)
     if benchmark(kind).errata:
