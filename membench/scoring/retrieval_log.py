@@ -45,12 +45,21 @@ def write_log(run: pd.DataFrame, gold: Gold, scores: pd.DataFrame, granularity: 
 
 
 def _session_docs(turns: pd.DataFrame) -> dict[str, tuple[str, str]]:
-    """session_id -> (user turns joined by a space, session date), the upstream session document."""
-    docs = {}
-    for sid, group in turns.sort_values(["session_key", "turn_index"]).groupby("session_id", sort=False):
-        first = group[group.session_key == group.session_key.iloc[0]]
-        docs[sid] = (" ".join(first[first.role == "user"].text), first.session_date.iloc[0])
-    return docs
+    """session_id -> (user turns joined by a space, session date), the upstream session document: of a session
+    listed more than once, its first listing. One pass over plain columns (a pandas group per session cost
+    seconds per log at S-100)."""
+    ordered = turns.sort_values(["session_key", "turn_index"])
+    first_key: dict[str, str] = {}
+    dates: dict[str, str] = {}
+    user_texts: dict[str, list[str]] = {}
+    for sid, key, role, text, date in zip(ordered.session_id, ordered.session_key, ordered.role, ordered.text,
+                                          ordered.session_date):
+        if first_key.setdefault(sid, key) != key:
+            continue
+        dates.setdefault(sid, date)
+        if role == "user":
+            user_texts.setdefault(sid, []).append(text)
+    return {sid: (" ".join(user_texts.get(sid, [])), date) for sid, date in dates.items()}
 
 
 def _item(item: str, granularity: str, ids, turn_text, sessions) -> dict:
