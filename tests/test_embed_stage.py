@@ -36,12 +36,17 @@ def test_part_of_cuts_contiguous_near_equal_slices():
     assert part_of(items, 0, 1) == items and part_of([1], 1, 2) == [1] and part_of([1], 0, 2) == []
 
 
-def test_shards_partition_the_texts():
-    texts = [f"text number {i}" for i in range(500)]
-    owners = [embed.shard_of(t, 4) for t in texts]
-    counts = np.bincount(owners, minlength=4)
-    assert counts.sum() == 500 and counts.min() > 90  # every text in exactly one shard, shards near-even
-    assert embed.shard_of("text number 7", 4) == embed.shard_of("text number 7", 4)
+def test_shards_partition_the_texts_longest_first_to_the_least_loaded():
+    texts = ["a" * n for n in (6, 10, 8, 7, 9)]
+    # 10 -> 0; 9 -> 1; 8 -> 1 (9 < 10); 7 -> 0 (10 < 17); 6 -> 0 (17 = 17, the lower index)
+    assert embed.shard_owners(texts, 2) == [0, 0, 1, 0, 1]
+    # both capped at 1,200 (a tie, broken by the text: "x..." first), then "z" to the lower index of two equal loads
+    assert embed.shard_owners(["y" * 1300, "x" * 5000, "z"], 2) == [1, 0, 0]
+    texts = [f"text number {i} " * (i % 37) for i in range(500)]
+    owners = embed.shard_owners(texts, 4)
+    loads = np.bincount(owners, weights=[min(len(t), embed.COST_CAP) for t in texts], minlength=4)
+    assert len(owners) == 500 and loads.max() - loads.min() <= max(len(t) for t in texts)
+    assert dict(zip(texts, owners)) == dict(zip(texts[::-1], embed.shard_owners(texts[::-1], 4)))
 
 
 @pytest.fixture(scope="module")
