@@ -42,6 +42,9 @@ rule embed:
         options=EMBEDDING_OPTIONS,
         code=code_version("membench/stages/embed.py", "membench/embeddings.py", "membench/encoder.py"),
     threads: 1
+    # Before the BM25 family's rank/score/log jobs, which need no vectors: every shard starts as soon as the texts
+    # are known, and those small jobs fill the cores after the shards, beside the embedding runs' own jobs.
+    priority: 1
     log:
         "logs/embed/{scope}/{shard}.log",
     benchmark:
