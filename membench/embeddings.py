@@ -57,9 +57,13 @@ def model_key(model_path: str | None, backend: str = "torch", device: str = "cpu
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
+    """Unit rows as float32. Float64 vectors are normalised in float64 and rounded once at the end, so the last
+    bits of the arithmetic on the way (which depend on the CPU) do not reach the stored float32 values."""
+    vectors = np.asarray(vectors)
+    if vectors.dtype != np.float64:
+        vectors = vectors.astype(np.float32, copy=False)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms == 0, 1, norms)
+    return (vectors / np.where(norms == 0, 1, norms)).astype(np.float32, copy=False)
 
 
 class EmbeddingCache:
@@ -67,25 +71,26 @@ class EmbeddingCache:
 
     `model_id` names the model inside the cache key (default: the MiniLM id, or the folder name of
     `model_path`); `encoder` replaces the model by any callable list[str] -> array (tests use it);
-    `threads`, `backend` and `device` are passed to `membench.encoder.load_encoder`; `numeric_tag` (default: this
+    `threads`, `backend`, `device` and `precision` are passed to `membench.encoder.load_encoder`; `numeric_tag` (default: this
     process's `membench.numerics.cache_tag`) is part of every key.
     """
 
     def __init__(self, path: Path | str | None, model_path: str | Path | None = None, batch_size: int = 64, *,
                  model_id: str | None = None, encoder: Encoder | None = None, flush_every: int = 2048,
                  max_shards: int = 32, threads: int | None = None, backend: str = "torch", device: str = "cpu",
-                 numeric_tag: str | None = None):
+                 precision: str = "float32", numeric_tag: str | None = None):
         self.path = Path(path) if path is not None else None
         self.model_path = str(model_path) if model_path is not None else None
         self.model_id = model_id or model_key(self.model_path, backend, device)
         if numeric_tag is None:
-            numeric_tag = numerics.cache_tag(backend, pick_device(device) if device != "cpu" else "cpu")
+            numeric_tag = numerics.cache_tag(backend, pick_device(device) if device != "cpu" else "cpu",
+                                             precision=precision)
         self.numeric_tag = numeric_tag
         self._prefix = self.model_id.encode() + b"\0" + numeric_tag.encode() + b"\0"
         self.batch_size = batch_size
         self.flush_every = flush_every
         self.max_shards = max_shards
-        self.encoder_options = {"threads": threads, "backend": backend, "device": device}
+        self.encoder_options = {"threads": threads, "backend": backend, "device": device, "precision": precision}
         self._encoder = encoder
         self._blocks: list[np.ndarray] = []  # arrays of normalised vectors
         self._where: dict[bytes, tuple[int, int]] = {}  # key -> (block, row)
@@ -231,7 +236,7 @@ _SHARED: dict[tuple, EmbeddingCache] = {}
 def shared_cache(path: Path | str | None = None, model_path: str | Path | None = None,
                  **options: Any) -> EmbeddingCache:
     """One cache per (directory, model, encoder options) in this process; path None =
-    $MEMBENCH_EMBEDDING_CACHE or memory. `options`: batch_size, threads, backend, device (EmbeddingCache)."""
+    $MEMBENCH_EMBEDDING_CACHE or memory. `options`: batch_size, threads, backend, device, precision (EmbeddingCache)."""
     if path is None:
         path = os.environ.get(ENV_CACHE_DIR) or None
     key = (str(Path(path).resolve()) if path else None, str(model_path) if model_path else None,

@@ -16,6 +16,12 @@ Backends: `torch` (sentence-transformers on PyTorch, the reference) and `onnx` (
 transformer exported to and run by ONNX Runtime, `membench.onnx_model`; opt-in, its vectors are checked against
 torch's by a test, not assumed equal).
 `device: auto` takes a CUDA GPU when torch sees one, else the CPU.
+
+Precision: `float32` (the default) is the model's own arithmetic, whose last bits depend on the CPU's vector
+kernels even under the pinned profile (MKL picks its own branch on non-Intel CPUs), so its vectors are keyed per CPU
+vendor. `float64` runs the same weights in double precision and rounds each unit vector to float32 once: the
+kernels' differences (~1e-16) then vanish in the rounding, so the vectors are the same bits on any x86-64 CPU and
+with any profile (a test runs the AVX2 and the CPU's native kernels and compares), at about 1.6x the CPU time.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ numerics.pin_environment()  # before any import of torch: its libraries read the
 
 Encoder = Callable[[list[str]], np.ndarray]
 BACKENDS = ("torch", "onnx")
+PRECISIONS = ("float32", "float64")
 TOKENIZE_CHUNK = 2048  # texts tokenised at once when measuring lengths (bounds the padded id matrix)
 
 
@@ -43,10 +50,16 @@ def pick_device(device: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def load_model(model_path: str, backend: str = "torch", device: str = "cpu", threads: int | None = None):
-    """A SentenceTransformer for `model_path` on the chosen backend and device, using `threads` CPU threads."""
+def load_model(model_path: str, backend: str = "torch", device: str = "cpu", threads: int | None = None,
+               precision: str = "float32"):
+    """A SentenceTransformer for `model_path` on the chosen backend and device, using `threads` CPU threads, in
+    `precision` (see the module docstring)."""
     if backend not in BACKENDS:
         raise ValueError(f"embedding backend {backend!r} is not one of {', '.join(BACKENDS)}")
+    if precision not in PRECISIONS:
+        raise ValueError(f"embedding precision {precision!r} is not one of {', '.join(PRECISIONS)}")
+    if precision == "float64" and backend != "torch":
+        raise ValueError("embedding precision float64 runs on the torch backend only; the onnx model is float32")
     import torch
     from sentence_transformers import SentenceTransformer
 
@@ -58,7 +71,8 @@ def load_model(model_path: str, backend: str = "torch", device: str = "cpu", thr
         from membench.onnx_model import onnx_sentence_transformer
 
         return onnx_sentence_transformer(model_path, pick_device(device), threads)
-    return SentenceTransformer(model_path, device=pick_device(device))
+    model = SentenceTransformer(model_path, device=pick_device(device))
+    return model.double() if precision == "float64" else model
 
 
 def token_lengths(model, texts: Sequence[str]) -> list[int]:
@@ -89,7 +103,7 @@ def padfree_encoder(model, batch_size: int = 64) -> Encoder:
             vectors = model.encode([texts[i] for i in batch], batch_size=len(batch), convert_to_numpy=True,
                                    show_progress_bar=False)
             if out is None:
-                out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+                out = np.zeros((len(texts), vectors.shape[1]), dtype=vectors.dtype)  # float64 stays unrounded
             out[batch] = vectors
         return out
 
@@ -97,5 +111,5 @@ def padfree_encoder(model, batch_size: int = 64) -> Encoder:
 
 
 def load_encoder(model_path: str, batch_size: int = 64, threads: int | None = None, backend: str = "torch",
-                 device: str = "cpu") -> Encoder:
-    return padfree_encoder(load_model(model_path, backend, device, threads), batch_size)
+                 device: str = "cpu", precision: str = "float32") -> Encoder:
+    return padfree_encoder(load_model(model_path, backend, device, threads, precision), batch_size)

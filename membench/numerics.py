@@ -82,12 +82,16 @@ def _version(package: str) -> str:
 
 
 def cache_tag(backend: str = "torch", device: str = "cpu", environ: Mapping[str, str] | None = None,
-              cpu: Cpu | None = None) -> str:
+              cpu: Cpu | None = None, precision: str = "float32") -> str:
     """What a torch CPU vector's bits depend on besides the model and the text, for the cache key; "" for the ONNX
-    and GPU backends, which are keyed by `model_key` as before."""
+    and GPU backends, which are keyed by `model_key` as before. A float64 vector rounded to float32 depends on the
+    library versions only (`membench.encoder`), so its tag names no profile and no CPU."""
     if backend != "torch" or device != "cpu":
         return ""
-    return f"torch-{_version('torch')},transformers-{_version('transformers')}/{profile_name(environ, cpu)}"
+    versions = f"torch-{_version('torch')},transformers-{_version('transformers')}"
+    if precision == "float64":
+        return f"{versions}/float64"
+    return f"{versions}/{profile_name(environ, cpu)}"
 
 
 def mkl_mode() -> str | None:

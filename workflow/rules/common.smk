@@ -154,7 +154,7 @@ def adapter_sources(wildcards):
 
 # ---------------------------------------------------------------- embeddings
 
-EMBEDDING_OPTIONS = {k: config["embedding"][k] for k in ("batch_size", "backend", "device")}
+EMBEDDING_OPTIONS = {k: config["embedding"][k] for k in ("batch_size", "backend", "device", "precision")}
 
 
 # Runs that embed text (their code imports the embedding cache) wait for the embed stage. Decided once per
