@@ -112,7 +112,8 @@ def test_summary_json_carries_the_environment_and_provenance(runs):
     assert env["packages"]["torch"] == embedding["numeric_tag"].split(",")[0].removeprefix("torch-")
     provenance = summary["provenance"]
     assert provenance["data"] == {"locomo": {"locomo10.json": sha256_file(runs[COLD].parent.parent / "locomo" / "locomo10.json")}}
-    assert provenance["config"]["embedding"] == {"shards": 3, "batch_size": 7, "backend": "torch", "device": "cpu"}
+    assert provenance["config"]["embedding"] == {"shards": 3, "batch_size": 7, "backend": "torch", "device": "cpu",
+                                                 "precision": "float32"}
     assert provenance["code"]["membench"] == "0.1.0" and provenance["code"]["commit"]
 
 
