@@ -102,7 +102,7 @@ def embed_shard(texts_paths: Path | list[Path], shard: int, shards: int, cache_d
     table = table.drop_duplicates(ignore_index=True)
     manifest: dict[str, Any] = {"shard": shard, "shards": shards, "models": {}}
     for model_path, part in table.groupby("model_path", sort=True):
-        every = sorted(set(part.text))  # one order whatever the tables' order, so every shard agrees
+        every = part.text.tolist()  # distinct (drop_duplicates above); shard_owners ignores their order
         texts = [t for t, owner in zip(every, shard_owners(every, shards)) if owner == shard]
         cache = EmbeddingCache(cache_dir, model_path=model_path or None, **(options or {}))
         start = time.perf_counter()
