@@ -20,8 +20,9 @@ torch's by a test, not assumed equal).
 Precision: `float32` (the default) is the model's own arithmetic, whose last bits depend on the CPU's vector
 kernels even under the pinned profile (MKL picks its own branch on non-Intel CPUs), so its vectors are keyed per CPU
 vendor. `float64` runs the same weights in double precision and rounds each unit vector to float32 once: the
-kernels' differences (~1e-16) then vanish in the rounding, so the vectors are the same bits on any x86-64 CPU and
-with any profile (a test runs the AVX2 and the CPU's native kernels and compares), at about 1.6x the CPU time.
+kernels' differences (~1e-16) then vanish in the rounding (but for a value that close to a rounding boundary, about 2
+in a billion), so the vectors are the same bits on any x86-64 CPU and with any profile (a test runs the AVX2 and the
+CPU's native kernels and compares), at about 1.85x the CPU time.
 """
 
 from __future__ import annotations
