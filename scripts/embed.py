@@ -2,9 +2,9 @@
 from pathlib import Path
 
 from membench.logs import log_to
-from membench.stages import embed
+from membench.stages import embed_shards
 
 with log_to(snakemake.log[0]):
-    embed.embed_shard([Path(p) for p in snakemake.input.texts], int(snakemake.wildcards.shard),
-                      snakemake.params.shards, Path(snakemake.params.cache), Path(snakemake.output.manifest),
-                      {**snakemake.params.options, "threads": snakemake.threads})
+    embed_shards.embed_shard([Path(p) for p in snakemake.input.texts], int(snakemake.wildcards.shard),
+                             snakemake.params.shards, Path(snakemake.params.cache), Path(snakemake.output.manifest),
+                             {**snakemake.params.options, "threads": snakemake.threads})

@@ -2,8 +2,8 @@
 from pathlib import Path
 
 from membench.logs import log_to
-from membench.stages import embed
+from membench.stages import embed_shards
 
 with log_to(snakemake.log[0]):
-    embed.mark_embedded(snakemake.wildcards.dataset, [Path(p) for p in snakemake.input.shards],
-                        Path(snakemake.output.marker))
+    embed_shards.mark_embedded(snakemake.wildcards.dataset, [Path(p) for p in snakemake.input.shards],
+                               Path(snakemake.output.marker))

@@ -17,7 +17,7 @@ from membench.adapters.registry import load_adapter
 from membench.embeddings import EmbeddingCache, default_model_path
 from membench.encoder import length_batches, load_model, padfree_encoder
 from membench.io import atomic_write_parquet
-from membench.stages import embed
+from membench.stages import embed, embed_shards
 from membench.stages.rank import granularities_for, merge_parts, part_of, rank_dataset, write_trec
 
 pytestmark = pytest.mark.data
@@ -39,14 +39,14 @@ def test_part_of_cuts_contiguous_near_equal_slices():
 def test_shards_partition_the_texts_longest_first_to_the_least_loaded():
     texts = ["a" * n for n in (6, 10, 8, 7, 9)]
     # 10 -> 0; 9 -> 1; 8 -> 1 (9 < 10); 7 -> 0 (10 < 17); 6 -> 0 (17 = 17, the lower index)
-    assert embed.shard_owners(texts, 2) == [0, 0, 1, 0, 1]
+    assert embed_shards.shard_owners(texts, 2) == [0, 0, 1, 0, 1]
     # both capped at 1,200 (a tie, broken by the text: "x..." first), then "z" to the lower index of two equal loads
-    assert embed.shard_owners(["y" * 1300, "x" * 5000, "z"], 2) == [1, 0, 0]
+    assert embed_shards.shard_owners(["y" * 1300, "x" * 5000, "z"], 2) == [1, 0, 0]
     texts = [f"text number {i} " * (i % 37) for i in range(500)]
-    owners = embed.shard_owners(texts, 4)
-    loads = np.bincount(owners, weights=[min(len(t), embed.COST_CAP) for t in texts], minlength=4)
+    owners = embed_shards.shard_owners(texts, 4)
+    loads = np.bincount(owners, weights=[min(len(t), embed_shards.COST_CAP) for t in texts], minlength=4)
     assert len(owners) == 500 and loads.max() - loads.min() <= max(len(t) for t in texts)
-    assert dict(zip(texts, owners)) == dict(zip(texts[::-1], embed.shard_owners(texts[::-1], 4)))
+    assert dict(zip(texts, owners)) == dict(zip(texts[::-1], embed_shards.shard_owners(texts[::-1], 4)))
 
 
 @pytest.fixture(scope="module")
@@ -100,11 +100,11 @@ def test_shards_embed_once_and_rank_jobs_load_no_model(ingested, tmp_path, minil
     runs = [{"name": "action-only", "spec": "action-only", "params": {}, "facts": None}]
     embed.collect("procedural", ingested["procedural"], runs, tmp_path / "texts.parquet", tmp_path / "texts.json")
     cache_dir = tmp_path / "cache"
-    manifests = [embed.embed_shard(tmp_path / "texts.parquet", i, 3, cache_dir, tmp_path / f"shard-{i}.json",
+    manifests = [embed_shards.embed_shard(tmp_path / "texts.parquet", i, 3, cache_dir, tmp_path / f"shard-{i}.json",
                                    {"threads": 1}) for i in range(3)]
     counts = [m["models"]["sentence-transformers/all-MiniLM-L6-v2"] for m in manifests]
     assert sum(c["texts"] for c in counts) == sum(c["embedded"] for c in counts) == 359
-    again = embed.embed_shard(tmp_path / "texts.parquet", 0, 3, cache_dir, tmp_path / "again.json")
+    again = embed_shards.embed_shard(tmp_path / "texts.parquet", 0, 3, cache_dir, tmp_path / "again.json")
     assert again["models"]["sentence-transformers/all-MiniLM-L6-v2"]["embedded"] == 0  # a rerun costs nothing
 
     adapter = load_adapter("action-only", {}, {"embedding_cache_dir": cache_dir})
@@ -119,7 +119,7 @@ def test_a_killed_shard_resumes_from_its_last_chunk(parsed, tmp_path, minilm, mo
     texts = list(dict.fromkeys(t["text"] for t in parsed["locomo"].turns))[:25]
     atomic_write_parquet(pd.DataFrame({"model_path": "", "text": texts}).astype(embed.TEXT_COLUMNS),
                          tmp_path / "texts.parquet")
-    monkeypatch.setattr(embed, "CHUNK", 10)
+    monkeypatch.setattr(embed_shards, "CHUNK", 10)
     real, calls = padfree_encoder(minilm), []
 
     def dies_in_second_chunk(batch):
@@ -130,12 +130,12 @@ def test_a_killed_shard_resumes_from_its_last_chunk(parsed, tmp_path, minilm, mo
 
     monkeypatch.setattr(EmbeddingCache, "_model_encoder", lambda self: dies_in_second_chunk)
     with pytest.raises(KeyboardInterrupt):
-        embed.embed_shard(tmp_path / "texts.parquet", 0, 1, tmp_path / "cache", tmp_path / "shard.json")
+        embed_shards.embed_shard(tmp_path / "texts.parquet", 0, 1, tmp_path / "cache", tmp_path / "shard.json")
     assert calls == [10, 10] and not (tmp_path / "shard.json").exists()
-    resumed = embed.embed_shard(tmp_path / "texts.parquet", 0, 1, tmp_path / "cache", tmp_path / "shard.json")
+    resumed = embed_shards.embed_shard(tmp_path / "texts.parquet", 0, 1, tmp_path / "cache", tmp_path / "shard.json")
     counts = resumed["models"]["sentence-transformers/all-MiniLM-L6-v2"]
     assert (counts["texts"], counts["embedded"], counts["cached"]) == (25, 15, 10) and calls[2:] == [10, 5]
-    fresh = embed.embed_shard(tmp_path / "texts.parquet", 0, 1, tmp_path / "fresh", tmp_path / "fresh.json")
+    fresh = embed_shards.embed_shard(tmp_path / "texts.parquet", 0, 1, tmp_path / "fresh", tmp_path / "fresh.json")
     assert fresh["models"]["sentence-transformers/all-MiniLM-L6-v2"]["embedded"] == 25
     one, two = EmbeddingCache(tmp_path / "cache"), EmbeddingCache(tmp_path / "fresh")
     assert np.array_equal(one.encode(texts), two.encode(texts))
