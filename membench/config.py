@@ -14,6 +14,7 @@ import yaml
 from membench.errors import InputError
 
 SCHEMA = Path(__file__).resolve().parent.parent / "workflow" / "schemas" / "config.schema.yaml"
+DATA_FILES = ("../workflow/schemas/config.schema.yaml",)  # SCHEMA: its defaults shape every validated config
 
 
 def validate_config(config: dict[str, Any], source: str = "config") -> dict[str, Any]:

@@ -1,7 +1,10 @@
 """Hashes that tie outputs to the code and data that made them.
 
-Snakemake reruns a `script:` rule when its script changes but not when a module it imports changes;
-rules pass `code_version(...)` of the modules they depend on as a param so an edit reruns exactly them.
+Snakemake reruns a `script:` rule when its script changes but not when a module it imports changes, so every
+rule passes `script_version(<its script>)` as its `code` param: the script, every file under `membench/` it
+imports (transitively, with the packages each import runs) and the data files those modules declare in a
+module-level `DATA_FILES` (prompts, errata). An edit to any of them reruns exactly the rules whose scripts
+reach it (tests/test_code_versions.py edits every module and checks this against grimp's import graph).
 Every rule asks for these hashes each time Snakemake starts, so a file's bytes, digest and imports are read
 once per process (keyed by its mtime and size, so an edited file is read again): a no-op rerun stays fast.
 The imports a file's bytes make are also kept on disk (`import_cache`), keyed by those bytes: parsing the
@@ -49,13 +52,37 @@ def file_bytes(path: Path) -> bytes:
     return _read(path, _stamp(path))
 
 
+def script_version(script: str | Path) -> str:
+    """Short hash of a rule script's whole closure (`script_files`): the one code version every rule carries."""
+    return code_version(*script_files(script))
+
+
+def script_files(script: str | Path) -> list[Path]:
+    """A rule script, the files under membench/ its imports reach, and the data files those declare."""
+    path = Path(script) if Path(script).is_absolute() else REPO / script
+    files = {path}
+    for name in imports_of(path, "__main__"):
+        if name.split(".")[0] == "membench":
+            files.update(closure(name, [REPO / "membench"]))
+    for module in list(files):
+        files.update(data_files(module))
+    return sorted(files)
+
+
+def data_files(module: Path) -> set[Path]:
+    """The files a module declares it reads, as `DATA_FILES = ("glob relative to the module's folder", ...)`."""
+    return {found for pattern in _data_globs(module, _stamp(module)) for found in module.parent.glob(pattern)
+            if found.is_file()}
+
+
 @lru_cache(maxsize=None)
-def module_version(*modules: str) -> str:
-    """Short hash of the project files the given modules import, transitively (see `closure`)."""
-    files: set[Path] = set()
-    for name in modules:
-        files.update(closure(name, [REPO / "membench"]))
-    return code_version(*sorted(files))
+def _data_globs(module: Path, stamp: tuple[int, int]) -> tuple[str, ...]:
+    if b"DATA_FILES" not in file_bytes(module):
+        return ()  # most modules: no parse
+    for node in ast.parse(file_bytes(module), filename=str(module)).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "DATA_FILES" for t in node.targets):
+            return tuple(ast.literal_eval(node.value))
+    return ()
 
 
 def _files(paths) -> set[Path]:
@@ -208,4 +235,7 @@ def _walk(module_name: str, roots: list[Path]) -> list[Path]:
             continue
         seen[origin] = None
         todo.extend(imports_of(origin, name))
+        parent = name.rpartition(".")[0]
+        if parent:
+            todo.append(parent)  # importing a.b.c runs a/__init__.py and a/b/__init__.py first
     return list(seen)

@@ -63,14 +63,14 @@ def test_import_cache_serves_a_later_process_and_never_outlives_an_edit(tmp_path
     assert sorted(stored.values()) == [[], ["os"], ["toypkg", "toypkg.b"]]
     assert _closure_names(package.parent, cache, "no-parse") == ["__init__.py", "a.py", "b.py"]
 
-    (package / "a.py").write_text("from .c import x\n")
-    assert _closure_names(package.parent, cache, "parse") == ["a.py", "c.py"]
-    assert _closure_names(package.parent, cache, "no-parse") == ["a.py", "c.py"]
+    (package / "a.py").write_text("from .c import x\n")  # still runs toypkg/__init__.py first
+    assert _closure_names(package.parent, cache, "parse") == ["__init__.py", "a.py", "c.py"]
+    assert _closure_names(package.parent, cache, "no-parse") == ["__init__.py", "a.py", "c.py"]
 
     (cache / "membench" / "imports.json").write_text("{not json")
-    assert _closure_names(package.parent, cache, "parse") == ["a.py", "c.py"]
-    assert _closure_names(package.parent, cache, "no-parse") == ["a.py", "c.py"]
+    assert _closure_names(package.parent, cache, "parse") == ["__init__.py", "a.py", "c.py"]
+    assert _closure_names(package.parent, cache, "no-parse") == ["__init__.py", "a.py", "c.py"]
 
     blocked = tmp_path / "a-file"  # a cache folder that cannot be made: the walk parses and is still right
     blocked.write_text("")
-    assert _closure_names(package.parent, blocked, "parse") == ["a.py", "c.py"]
+    assert _closure_names(package.parent, blocked, "parse") == ["__init__.py", "a.py", "c.py"]

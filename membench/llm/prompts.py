@@ -36,6 +36,8 @@ from typing import Any, Mapping
 from membench.errors import InputError
 from membench.io import sha256_text
 
+DATA_FILES = ("../prompts/*.txt",)  # the packaged prompts; part of every rule's code version that imports this
+
 log = logging.getLogger("membench.llm")
 
 __all__ = ["Prompt", "PROMPTS", "load_prompt", "parse_prompt", "prompt_config"]

@@ -8,7 +8,7 @@ from membench import source_digests
 from membench.benchmarks.registry import benchmark
 from membench.config import absolute_paths, enabled_datasets, is_local, subset_workdir, validate_config
 from membench.logs import one_line_errors
-from membench.provenance import code_version, module_version
+from membench.provenance import script_version
 from membench.workflow_plan import (SCOPE_JOIN, adapter_runs, facts_source, judged_runs, qa_runs, requested_datasets,
                                     runs_for)
 

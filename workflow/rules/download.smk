@@ -6,6 +6,7 @@ localrules:
     download,
 
 
+# No code version: the files are pinned by their sha256, so no edit can change them (a rerun would fetch again).
 rule download:
     output:
         directory(f"{RESOURCES}/{{dataset}}"),

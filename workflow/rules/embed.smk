@@ -18,7 +18,7 @@ rule embed_texts:
         benchmark=benchmark_fields("granularities", "user_turns_only"),
         runs=embedding_runs,
         options=EMBEDDING_OPTIONS,
-        code=code_version("membench/stages/embed.py", "membench/embedding_plan.py", "membench/sessions"),
+        code=script_version("scripts/embed_texts.py"),
     log:
         "logs/embed_texts/{dataset}.log",
     benchmark:
@@ -40,7 +40,7 @@ rule embed:
         shards=config["embedding"]["shards"],
         cache=EMBEDDINGS,
         options=EMBEDDING_OPTIONS,
-        code=code_version("membench/stages/embed.py", "membench/embeddings.py", "membench/encoder.py"),
+        code=script_version("scripts/embed.py"),
     threads: 1
     # Before the BM25 family's rank/score/log jobs, which need no vectors: every shard starts as soon as the texts
     # are known, and those small jobs fill the cores after the shards, beside the embedding runs' own jobs.
@@ -69,6 +69,8 @@ rule embedded:
         shards=scope_shards,
     output:
         marker="results/{dataset}/embeddings/embedded.json",
+    params:
+        code=script_version("scripts/embedded.py"),
     log:
         "logs/embedded/{dataset}.log",
     conda:

@@ -10,7 +10,7 @@ rule facts_observation:
         directory("results/{dataset}/facts/observation"),
     params:
         source=dataset_source,
-        code=module_version("membench.stages.facts"),
+        code=script_version("scripts/facts_observation.py"),
     log:
         "logs/facts/{dataset}.observation.log",
     conda:
@@ -30,7 +30,7 @@ rule facts_llm:
         kind=lambda w: dataset_spec(w)["kind"],
         config=lambda w: {k: config[k] for k in ("llm", "facts")},
         cache=LLM_CACHE,
-        code=module_version("membench.stages.facts"),
+        code=script_version("scripts/facts_llm.py"),
     resources:
         llm=1,
     log:

@@ -15,7 +15,7 @@ rule ingest:
         query_map="results/{dataset}/maps/query_map.parquet",
     params:
         units=lambda w: dataset_spec(w)["units"],
-        code=module_version("membench.sessions.ingest"),
+        code=script_version("scripts/ingest.py"),
     log:
         "logs/ingest/{dataset}.log",
     benchmark:

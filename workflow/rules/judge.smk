@@ -14,7 +14,7 @@ rule judge:
     params:
         config=lambda w: {k: config[k] for k in ("llm", "judge")},
         cache=LLM_CACHE,
-        code=module_version("membench.stages.judge"),
+        code=script_version("scripts/judge.py"),
     resources:
         llm=1,
     log:
@@ -38,7 +38,7 @@ rule score_extended:
     output:
         scores="results/{dataset}/scores/{adapter}.extended.parquet",
     params:
-        code=module_version("membench.stages.judge"),
+        code=script_version("scripts/score_extended.py"),
     log:
         "logs/score_extended/{dataset}/{adapter}.log",
     conda:

@@ -29,7 +29,7 @@ rule rank_memory:
         llm_cache=LLM_CACHE,
         llm=config["llm"],
         store=lambda w: f"{config['memory_dir']}/{w.dataset}/{w.adapter}-{adapter_version(adapter_spec(w), adapter_params(w))}",
-        code=code_version("membench/memory/run.py", "membench/memory/stage.py", "membench/sessions/reader.py"),
+        code=script_version("scripts/rank_memory.py"),
     threads: 2
     log:
         "logs/rank/{dataset}/{adapter}.log",

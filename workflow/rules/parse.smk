@@ -20,7 +20,7 @@ rule parse:
         errata=errata_settings,
         subset=config["subset"],
         category_names=lambda w: dataset_spec(w).get("category_names"),
-        code=module_version("membench.stages.parse"),
+        code=script_version("scripts/parse.py"),
     log:
         "logs/parse/{dataset}.log",
     benchmark:

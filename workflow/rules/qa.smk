@@ -16,7 +16,7 @@ rule qa:
         kind=lambda w: dataset_spec(w)["kind"],
         config=lambda w: {k: config[k] for k in ("llm", "qa")},
         cache=LLM_CACHE,
-        code=module_version("membench.stages.qa"),
+        code=script_version("scripts/qa.py"),
     resources:
         llm=1,
     log:
@@ -39,7 +39,7 @@ rule qa_calibration:
         kind=lambda w: dataset_spec(w)["kind"],
         config=lambda w: {k: config[k] for k in ("llm", "qa")},
         cache=LLM_CACHE,
-        code=module_version("membench.stages.calibration"),
+        code=script_version("scripts/qa_calibration.py"),
     resources:
         llm=1,
     log:

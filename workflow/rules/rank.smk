@@ -21,7 +21,6 @@ RANK_PARAMS = dict(
     embeddings=EMBEDDINGS,
     embedding_options=EMBEDDING_OPTIONS,
     version=lambda w: adapter_version(adapter_spec(w), adapter_params(w)),
-    code=code_version("membench/stages/rank.py", "membench/sessions/reader.py", "membench/sessions/view.py"),
 )
 
 
@@ -35,6 +34,7 @@ rule rank:
         meta="results/{dataset}/runs/{adapter}.json",
     params:
         **RANK_PARAMS,
+        code=script_version("scripts/rank.py"),
     threads: 1
     log:
         "logs/rank/{dataset}/{adapter}.log",
@@ -54,6 +54,7 @@ rule rank_part:
     params:
         **RANK_PARAMS,
         parts=RANK_PARTS,
+        code=script_version("scripts/rank_part.py"),
     threads: 1
     log:
         "logs/rank_part/{dataset}/{adapter}.{part}.log",

@@ -18,7 +18,7 @@ rule tables:
         subset=config["subset"],
         ablation=ablated(config),
         config=config,
-        code=module_version("membench.report.artifacts"),
+        code=script_version("scripts/tables.py"),
     log:
         "logs/tables.log",
     conda:
@@ -41,7 +41,7 @@ rule difficulty:
         adapters=lambda w: [a for d, a in RUNS if d == w.dataset],
         breakdown=lambda w: dataset_benchmark(w).breakdown,
         subset=config["subset"],
-        code=module_version("membench.report.difficulty"),
+        code=script_version("scripts/difficulty.py"),
     log:
         "logs/difficulty/{dataset}.log",
     conda:
@@ -59,7 +59,7 @@ rule per_question:
     params:
         adapters=lambda w: [a for _, a in dataset_score_keys(w)],
         subset=config["subset"],
-        code=module_version("membench.report.artifacts"),
+        code=script_version("scripts/per_question.py"),
     log:
         "logs/per_question/{dataset}.log",
     conda:
@@ -84,7 +84,7 @@ rule plots:
         curve=lambda w: dataset_benchmark(w).curve,
         breakdown=lambda w: dataset_benchmark(w).breakdown,
         subset=config["subset"],
-        code=module_version("membench.report.plots"),
+        code=script_version("scripts/plots.py"),
     log:
         "logs/plots/{dataset}.log",
     conda:
@@ -122,7 +122,7 @@ rule report:
         judged=JUDGED,
         baseline=config["baseline"],
         config=config,
-        code=module_version("membench.report.build"),
+        code=script_version("scripts/report.py"),
     log:
         "logs/report.log",
     conda:

@@ -12,7 +12,7 @@ rule score:
         scores="results/{dataset}/scores/{adapter}.parquet",
     params:
         kind=lambda w: dataset_spec(w)["kind"],
-        code=lambda w: code_version("membench/stages/score.py") + module_version(dataset_benchmark(w).score.__module__),
+        code=script_version("scripts/score.py"),
     log:
         "logs/score/{dataset}/{adapter}.log",
     benchmark:
@@ -37,7 +37,7 @@ rule score_published:
         scores="results/{dataset}/scores-published/{adapter}.parquet",
     params:
         kind=lambda w: dataset_spec(w)["kind"],
-        code=lambda w: code_version("membench/stages/score.py") + module_version(dataset_benchmark(w).score.__module__),
+        code=script_version("scripts/score_published.py"),
     log:
         "logs/score_published/{dataset}/{adapter}.log",
     conda:
@@ -59,7 +59,7 @@ rule retrieval_log:
     wildcard_constraints:
         granularity="session|turn",
     params:
-        code=module_version("membench.scoring.retrieval_log"),
+        code=script_version("scripts/retrieval_log.py"),
     log:
         "logs/retrieval_log/{dataset}/{adapter}.{granularity}.log",
     conda:
@@ -91,7 +91,7 @@ rule aggregate:
         baseline=config["baseline"],
         resamples=config["report"]["bootstrap_resamples"],
         seed=config["report"]["seed"],
-        code=module_version("membench.aggregate"),
+        code=script_version("scripts/aggregate.py"),
     log:
         "logs/aggregate/{dataset}.log",
     benchmark:
@@ -111,7 +111,7 @@ rule summary:
         summary="results/summary.parquet",
         significance="results/significance.parquet",
     params:
-        code=module_version("membench.aggregate"),
+        code=script_version("scripts/summary.py"),
     log:
         "logs/summary.log",
     conda:

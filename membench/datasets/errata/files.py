@@ -12,6 +12,8 @@ from typing import Any
 
 from membench.errors import InputError
 
+DATA_FILES = ("*.json",)  # the packaged errata tables; part of the code version of every rule that imports this
+
 
 @dataclass(frozen=True)
 class Entry:
