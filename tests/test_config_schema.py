@@ -30,6 +30,34 @@ def test_defaults_equal_snakemakes_validate():
     assert ours["datasets"]["locomo"]["enabled"] is True and ours["datasets"]["locomo"]["units"] == "upstream"
 
 
+def schema_defaults(node: dict, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], object]:
+    """Every scalar default the schema states under fixed keys (`properties`), by its path."""
+    found = {path: node["default"]} if "default" in node and not isinstance(node["default"], dict) else {}
+    for key, child in node.get("properties", {}).items():
+        found.update(schema_defaults(child, path + (key,)))
+    return found
+
+
+def scalars(config: dict, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], object]:
+    out = {}
+    for key, value in config.items():
+        out.update(scalars(value, path + (key,)) if isinstance(value, dict) else {path + (key,): value})
+    return out
+
+
+def test_config_yaml_is_checked_against_the_schema_defaults():
+    """The schema is the one source of defaults; config.yaml shows each setting to a reader, and every setting it
+    writes under a fixed key must equal the schema's default (entries of `datasets`, `adapters` and `llm.prices`
+    are choices, not defaults, and the schema's map entries have no fixed keys)."""
+    defaults = schema_defaults(_schema())
+    written = scalars(yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8")))
+    shown = {path: value for path, value in written.items() if path in defaults}
+    assert len(shown) >= 40
+    assert {path: value for path, value in shown.items() if value != defaults[path]} == {}
+    unchecked = {path[:2] if path[0] == "llm" else path[:1] for path in written if path not in defaults}
+    assert unchecked == {("datasets",), ("adapters",), ("llm", "prices")}, unchecked
+
+
 def test_filled_defaults_are_copies():
     """The schema is read once per process: a config that edits a filled-in default must not edit the next
     config's, nor the schema."""
