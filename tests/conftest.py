@@ -121,6 +121,27 @@ def locomo_slice(locomo_dir: Path, dest: Path, samples: tuple[str, ...] = ("conv
     return dest
 
 
+def longmemeval_slice(longmemeval_dir: Path, dest: Path, per_question: int = 6) -> Path:
+    """A LongMemEval folder whose file keeps, of each real question's haystack, its answer sessions and then its
+    first other sessions up to `per_question` (in haystack order, with their dates): 12 of the 2-question
+    fragment's 80 sessions. For tests of a memory system's protocol (ingest, search, cache, gold-blindness), where
+    what matters is that every session goes through it, not how many."""
+    import json
+
+    name = "longmemeval_s_cleaned_partial_2q.json"
+    data = json.loads((longmemeval_dir / name).read_text(encoding="utf-8"))
+    for question in data:
+        answers = set(question["answer_session_ids"])
+        others = [i for i, sid in enumerate(question["haystack_session_ids"]) if sid not in answers]
+        keep = sorted({i for i, sid in enumerate(question["haystack_session_ids"]) if sid in answers}
+                      | set(others[:per_question - len(answers)]))
+        for field in ("haystack_session_ids", "haystack_dates", "haystack_sessions"):
+            question[field] = [question[field][i] for i in keep]
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / name).write_text(json.dumps(data), encoding="utf-8")
+    return dest
+
+
 def real_datasets(longmemeval_dir: Path, locomo_dir: Path, procedural_dir: Path) -> dict:
     """The `datasets:` config of an end-to-end test: the three real copies, the download default off."""
     return {

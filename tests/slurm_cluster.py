@@ -88,6 +88,8 @@ class SlurmCluster:
             "JobCompType=jobcomp/filetxt",
             f"JobCompLoc={self.jobcomp}",
             "SchedulerType=sched/backfill",
+            # more CPUs than the machine has (a test's jobs mostly wait on status polls): slurmd takes the count
+            *(["SlurmdParameters=config_overrides"] if self.cpus > (os.cpu_count() or 1) else []),
             "SelectType=select/cons_tres",
             "SelectTypeParameters=CR_Core_Memory",
             "MpiDefault=none",

@@ -15,8 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import run_snakemake
-from membench.config import subset_workdir
+from conftest import locomo_slice, longmemeval_slice, run_snakemake
 from membench.embeddings import shared_cache
 from membench.memory import mem0_system, stage
 from membench.memory.registry import builtin_class
@@ -43,8 +42,8 @@ def llm_config(server, budget: float) -> dict:
                     "prices": {"fake-model": {"input_per_1m": 0.5, "output_per_1m": 1.5}}, "budget_usd": budget}}
 
 
-def test_infer_true_calls_go_through_the_cache(ingested, embedding_dir, tmp_path, monkeypatch):
-    folder = ingested["longmemeval"]
+def test_infer_true_calls_go_through_the_cache(longmemeval_dir, embedding_dir, tmp_path, monkeypatch):
+    folder = build("longmemeval", longmemeval_slice(longmemeval_dir, tmp_path / "slice"), tmp_path / "lme")
     searched = []  # mem0 searches its memories with each add's messages as one text: was it embedded beforehand?
     embed = mem0_system._CachedEmbedder.embed
 
@@ -82,45 +81,46 @@ def test_infer_true_calls_go_through_the_cache(ingested, embedding_dir, tmp_path
         assert ingest["calls"] == 0 and ingest["cache_hits"] == adds
     assert f"| memory-ingest | lme-fragment | mem0-infer | fake-model | 0 | {adds:,} |" in cost_table([again])
     meta = json.loads((tmp_path / "again" / "run.json").read_text())
-    assert meta["memory"]["sessions_ingested"] == 80 and meta["memory"]["model_calls"]["memory-ingest"]["calls"] == 0
+    assert meta["memory"]["sessions_ingested"] == 12 and meta["memory"]["model_calls"]["memory-ingest"]["calls"] == 0
     runs = [pd.read_parquet(tmp_path / n / "run.parquet") for n in ("first", "again")]
     assert runs[0].equals(runs[1]) and set(runs[0].granularity) == {"session", "turn"}
 
 
 def test_mem0_runs_are_gold_blind(longmemeval_dir, embedding_dir, tmp_path):
-    original = build("longmemeval", longmemeval_dir, tmp_path / "orig")
-    permuted = build("longmemeval", write_permuted("longmemeval", longmemeval_dir, tmp_path / "perm_src",
-                                                   random.Random(7)), tmp_path / "perm")
+    source = longmemeval_slice(longmemeval_dir, tmp_path / "slice")
+    original = build("longmemeval", source, tmp_path / "orig")
+    permuted = build("longmemeval", write_permuted("longmemeval", source, tmp_path / "perm_src", random.Random(7)),
+                     tmp_path / "perm")
     runs = [run_memory("longmemeval", folder, builtin_class("mem0")(), 50, folder / "store",
                        shared_cache(embedding_dir))[0] for folder in (original, permuted)]
     assert not runs[0].empty and runs[0].equals(runs[1])
 
 
 def test_mem0_raw_messages_on_locomo_end_to_end(tmp_path, locomo_dir, embedding_dir):
-    """mem0 (`infer: false`) beside bm25 through the workflow on real LoCoMo, on a stratified subset (one question
-    per category, seed 3: 4 of the 10 conversations), so the test ingests a third of LoCoMo's turns; the
-    closing-note figures come from a full run (README "Plugging in a memory system")."""
+    """mem0 (`infer: false`) beside bm25 through the workflow on real LoCoMo, on two of its conversations (conv-26,
+    conv-30: 38 of its 272 sessions, 304 questions); the closing-note figures come from a full run (README
+    "Plugging in a memory system")."""
     work = tmp_path / "work"
     work.mkdir()
     config = {"embeddings_dir": str(embedding_dir), "memory_dir": str(work / "memory"),
               "datasets": {"longmemeval-s": {"enabled": False}, "procedural": {"enabled": False},
-                           "locomo": {"kind": "locomo", "path": str(locomo_dir)}},
+                           "locomo": {"kind": "locomo", "path": str(locomo_slice(locomo_dir, tmp_path / "locomo"))}},
               "adapters": {**{n: {"enabled": False} for n in ("bm25-upstream", "bm25-time", "bm25-v2", "dense",
                                                                "hybrid", "substring", "state-aware", "action-only")},
                            "mem0": {"enabled": True, "params": {"infer": False}}},
-              "subset": {"per_group": 1, "seed": 3}, "facts": {"source": "none"},
+              "facts": {"source": "none"},
               "report": {"bootstrap_resamples": 1000}}
     (work / "mem0.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     done = run_snakemake(work, work / "mem0.yaml", "--cores", "2", "results/report.md")
     assert done.returncode == 0, done.stderr[-5000:]
-    results = work / subset_workdir(config) / "results"
+    results = work / "results"
     sessions = pd.read_parquet(results / "locomo" / "turns.parquet").session_key.nunique()
-    assert sessions < 272  # a part of LoCoMo's 272 sessions
+    assert sessions == 38
     meta = json.loads((results / "locomo" / "runs" / "mem0.json").read_text())
     assert meta["memory"]["sessions_ingested"] == sessions and meta["memory"]["short_searches"] == {}
     assert meta["memory"]["model_calls"]["memory-ingest"]["calls"] == 0 and meta["depth"] == 100
     assert "Inserting" not in done.stderr  # mem0's info line per insert goes to the rule's log only
-    assert "Inserting" in (work / subset_workdir(config) / "logs" / "rank" / "locomo" / "mem0.log").read_text()
+    assert "Inserting" in (work / "logs" / "rank" / "locomo" / "mem0.log").read_text()
     summary = pd.read_parquet(results / "summary.parquet")
     recall = summary[(summary.metric == "evidence_recall@10") & (summary.split == "all") & (summary.group_by == "all")]
     assert set(recall.adapter) == {"bm25", "mem0"}

@@ -58,7 +58,9 @@ def require_slurm() -> None:
 def cluster(tmp_path_factory):
     require_slurm()
     try:
-        running = SlurmCluster(tmp_path_factory.mktemp("slurm"), partitions=("debug", "batch")).__enter__()
+        # 4 job slots on 2 cores: a job spends much of its life between status polls, so twice the slots keep the
+        # cores busier (the pipeline's jobs take one thread each; none asks for more than 2)
+        running = SlurmCluster(tmp_path_factory.mktemp("slurm"), partitions=("debug", "batch"), cpus=4).__enter__()
     except ClusterUnavailable as e:
         unavailable(str(e))
     pids = running.pids()
