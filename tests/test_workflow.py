@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from conftest import REPO, real_datasets, run_snakemake
+from report_metrics import emitted, headline_tables, report_metrics, retrieval_table
 
 pytestmark = pytest.mark.slow
 
@@ -136,6 +137,33 @@ def test_pinned_headline_figures(workflow):
                                 "state-aware", "action-only", "task-words", "bm25+facts", "dense+facts"}
     counts = top[top.metric == "evidence_recall@10"].set_index("adapter").n
     assert (counts == 1986 - 4).all()  # LoCoMo's 4 QA with empty evidence are left out (validity rule 6)
+
+
+def test_headlines_and_report_name_only_metrics_the_run_emitted(workflow):
+    """Every console headline and every dataset section of the report names only metrics in summary.parquet, and
+    the headline and retrieval-table figures are the summary's (issue 24, item 6)."""
+    results = workflow / "results"
+    top = emitted(results)
+    text = (results / "report.md").read_text(encoding="utf-8")
+    headlines = headline_tables((results / "headline.txt").read_text(encoding="utf-8"))
+    assert set(headlines) == {"lme-fragment", "locomo", "procedural"}
+    for dataset, rows in headlines.items():
+        assert len(rows) == len(top.loc[dataset].index.unique("adapter"))
+        for adapter, cells in rows.items():
+            assert len(cells) == 3, (dataset, adapter)
+            for metric, cell in cells.items():
+                row = top.loc[(dataset, adapter, metric)]
+                assert cell == f"{row['mean']:.3f} [{row.ci_lo:.3f}, {row.ci_hi:.3f}]", (dataset, adapter, metric)
+        for adapter, cells in retrieval_table(text, dataset).items():
+            for metric, cell in cells.items():
+                row = top.loc[(dataset, adapter, metric)]
+                assert cell.startswith(f"{row['mean']:.4f} [{row.ci_lo:.3f}, {row.ci_hi:.3f}]"), (dataset, adapter, metric)
+    named = report_metrics(text)
+    assert set(named) == set(headlines)
+    for dataset, metrics in named.items():
+        assert len(metrics) >= 5 and metrics <= set(top.loc[dataset].index.unique("metric")), dataset
+    bogus = text.replace("#### Tune vs holdout — `P@5`", "#### Tune vs holdout — `P@7`")
+    assert "P@7" in report_metrics(bogus)["procedural"] - set(top.loc["procedural"].index.unique("metric"))
 
 
 def test_summary_and_significance_shape(workflow):
