@@ -3,13 +3,9 @@
 * **Cache first.** Every request is looked up in a :class:`~membench.llm.cache.CallCache` by the hash of
   model + messages + params; a hit costs nothing. Each paid completion is appended to the cache file
   (fsync'ed) the moment it arrives, so a killed run repays at most the calls that were in flight.
-* **Retries** (our own loop, the ``openai`` client runs with ``max_retries=0``): HTTP 408/409/429/5xx,
-  timeouts, connection errors and unparsable HTTP bodies are retried up to ``max_retries`` times with
-  exponential backoff and jitter (``backoff * 2**(n-1)``, jittered to 50-100 %, capped at
-  ``max_backoff``); a ``Retry-After``/``retry-after-ms`` header replaces the computed delay (capped at
-  ``max_retry_after``). **Fail fast:** 401/403/404 and an endpoint that cannot be reached at all (connection
-  refused, host name not found) stop the stage at once with one line naming the endpoint (never the key),
-  the model and what to check (:class:`LLMConfigError`); other 4xx fail only that request.
+* **Retries and fail-fast** are the transport's (:mod:`membench.llm.transport`, tenacity's retry loop with the
+  budget checked before every attempt): transient HTTP errors are retried with backoff or as Retry-After asks;
+  401/403/404 and an unreachable endpoint stop the stage at once (:class:`LLMConfigError`).
 * **Malformed replies.** With ``parse`` (e.g. :func:`~membench.llm.replies.json_object_parser`) a reply
   that does not validate is recorded as a ``failed`` cache line (it was paid for) and the request is asked
   again up to ``malformed_retries`` times. By default (``repair=True``) the re-ask is the original
@@ -33,12 +29,9 @@
 
 from __future__ import annotations
 
-import email.utils
 import logging
 import os
-import random
 import signal
-import socket
 import sys
 import threading
 import time
@@ -47,60 +40,24 @@ from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, as_co
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
-from membench.config import config_section, section_keys
-from membench.errors import InputError
 from membench.llm.cache import CallCache, canonical_request, make_key
+from membench.llm.errors import LLMConfigError, LLMError, StopRequested, stop_message
 from membench.llm.pricing import BudgetExceeded, CostMeter
 from membench.llm.replies import MalformedReply
+from membench.llm.transport import ENV_BASE_URL, StopFlag, Transport, safe_url
 
 log = logging.getLogger("membench.llm")
 
-__all__ = ["LLMClient", "Reply", "LLMError", "LLMConfigError", "StopRequested", "from_config", "ENV_BASE_URL",
-           "ENV_MODEL"]
+__all__ = ["LLMClient", "Reply", "LLMError", "LLMConfigError", "StopRequested", "stop_message", "ENV_BASE_URL",
+           "ENV_MODEL", "safe_url"]
 
-ENV_BASE_URL = "MEMBENCH_LLM_BASE_URL"
 ENV_MODEL = "MEMBENCH_LLM_MODEL"
 NO_KEY_PLACEHOLDER = "EMPTY"  # what vLLM/Ollama-style servers accept when no key is configured
 
-_RETRY_STATUS = {408, 409, 429}
-_FATAL_STATUS = {401: ("the server rejected the API key", "check the key in ${env}"),
-                 403: ("the API key is not allowed to use this model", "check the key in ${env} and llm.model"),
-                 404: ("model or endpoint not found",
-                       "check llm.model and that llm.base_url ends at the API root (e.g. .../v1)")}
 _FORBIDDEN_PARAMS = {"stream", "model", "messages", "timeout", "extra_headers", "extra_query", "extra_body"}
-
-
-class LLMError(RuntimeError):
-    """A model-call problem that stops the stage; its message says everything in one line."""
-
-    exit_quietly = True  # membench.logs.log_to: one error line and exit 1, no traceback
-
-
-class LLMConfigError(LLMError):
-    """Wrong key, model, URL or missing configuration: every call would fail the same way."""
-
-
-class StopRequested(LLMError):
-    """A stop was requested (SIGTERM, SIGINT or :meth:`LLMClient.request_stop`): no new call was started.
-
-    ``results`` (set by ``complete_many``): the replies in input order, ``None`` for requests not made.
-    Everything that was answered is in the cache, so a rerun continues without repaying.
-    """
-
-    def __init__(self, message: str | None = None, results: list | None = None, reason: str = "stop requested"):
-        self.message = message or stop_message(reason)
-        self.results = results
-        super().__init__(self.message)
-
-
-def stop_message(reason: str) -> str:
-    """What a stop keeps and what it does not, in one line."""
-    return (f"stop requested ({reason}): no new model calls were started; the calls in flight finished and are "
-            f"kept in the call cache, so a rerun repays nothing")
 
 
 class _Stopped(Exception):
@@ -131,44 +88,6 @@ class Reply:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
-
-
-@dataclass
-class _Outcome:
-    text: str | None = None
-    usage: dict = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0})
-    cost: float = 0.0
-    finish_reason: str | None = None
-    attempts: int = 0
-    error: str | None = None  # set when the request failed without a reply
-    stopped: bool = False  # no (further) attempt was made because a stop was requested
-
-
-def safe_url(url: str | None) -> str | None:
-    """``url`` without user info, query or fragment (those may carry credentials)."""
-    if not url:
-        return url
-    try:
-        parts = urlsplit(str(url))
-        host = parts.hostname or ""
-        if parts.port:
-            host = f"{host}:{parts.port}"
-        return urlunsplit((parts.scheme, host, parts.path, "", ""))
-    except ValueError:
-        return "<unparsable url>"
-
-
-def _unreachable(exc: BaseException) -> str | None:
-    """'connection refused' / 'host name not found' when the endpoint cannot be reached at all, else None
-    (a dropped connection or a timeout is transient and retried)."""
-    seen = 0
-    while exc is not None and seen < 10:
-        if isinstance(exc, ConnectionRefusedError):
-            return "connection refused"
-        if isinstance(exc, socket.gaierror):
-            return "host name not found (DNS)"
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return None
 
 
 class LLMClient:
@@ -205,13 +124,10 @@ class LLMClient:
         self.max_failed_share = float(max_failed_share)  # read by the stages: more failed calls fail the stage
         self.cache = cache
         self.meter = meter if meter is not None else CostMeter()
-        self._sleep = sleep
         self._owns_cache = owns_cache
         self._locks_guard = threading.Lock()
         self._key_locks: dict[str, threading.Lock] = {}
-        self._warned_no_usage = False
-        self._stopping = threading.Event()
-        self._stop_reason: str | None = None
+        self._stop = StopFlag()
         self._pending: set[Future] = set()
         self._pending_guard = threading.RLock()
 
@@ -227,7 +143,11 @@ class LLMClient:
         self.__api_key = str(api_key)
         self._key_source = key_source
         self._openai = openai.OpenAI(base_url=base_url, api_key=self.__api_key, max_retries=0,
-                                     timeout=self.timeout)
+                                     timeout=self.timeout)  # retries are the transport's
+        self._transport = Transport(
+            self._openai, self.model, base_url, api_key_env, self.timeout, self.meter, self._stop, self.redact,
+            cache.path, max_retries=self.max_retries, backoff=self.backoff, max_backoff=self.max_backoff,
+            max_retry_after=self.max_retry_after, sleep=sleep)
         if count_prior_spend and self.meter.budget_usd is not None:
             prior = self.meter.add_prior(self.cache.entries())
             if prior:
@@ -268,7 +188,7 @@ class LLMClient:
     # ------------------------------------------------------------------ graceful stop
     @property
     def stop_requested(self) -> bool:
-        return self._stopping.is_set()
+        return self._stop.is_set()
 
     def request_stop(self) -> None:
         """Start no new request; queued requests of a running ``complete_many`` are cancelled.
@@ -277,8 +197,7 @@ class LLMClient:
         interrupted main thread may hold). Calls in flight finish and are cached. A stopped client stays
         stopped: it still serves cache hits, but makes no new call.
         """
-        self._stop_reason = self._stop_reason or "request_stop"
-        self._stopping.set()
+        self._stop.set("request_stop")
         with self._pending_guard:
             pending = list(self._pending)
         for fut in pending:
@@ -299,8 +218,7 @@ class LLMClient:
         def on_signal(signum, frame):  # noqa: ARG001 - signal handler signature
             # only set the flag (Event.set takes a lock the main thread never holds); complete_many's loop
             # cancels the queued requests, and a worker checks the flag before every HTTP attempt
-            self._stop_reason = self._stop_reason or signal.Signals(signum).name
-            self._stopping.set()
+            self._stop.set(signal.Signals(signum).name)
 
         previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
@@ -330,7 +248,7 @@ class LLMClient:
         try:
             return self._complete_one(list(messages), self._clean_params(params), stage, parse, tags)
         except _Stopped:
-            raise StopRequested(reason=self._stop_reason or "request_stop") from None
+            raise StopRequested(reason=self._stop.reason or "request_stop") from None
 
     def complete_many(self, requests: Sequence[Any], stage: str | None = None,
                       parse: Callable[[str], Any] | None = None, progress: bool = True, **params) -> list[Reply]:
@@ -346,8 +264,8 @@ class LLMClient:
         stage = stage or self.default_stage
         items = [self._normalise_request(r, params, i) for i, r in enumerate(requests)]
         results: list[Reply | None] = [None] * len(items)
-        if self._stopping.is_set():
-            raise StopRequested(results=results, reason=self._stop_reason or "request_stop")
+        if self._stop.is_set():
+            raise StopRequested(results=results, reason=self._stop.reason or "request_stop")
         budget_stops = 0
         from tqdm import tqdm
 
@@ -358,20 +276,20 @@ class LLMClient:
         try:
             with self.sigterm_guard():
                 for i, (msgs, p, tags) in enumerate(items):
-                    if self._stopping.is_set():
+                    if self._stop.is_set():
                         break
                     fut = pool.submit(self._complete_one, msgs, p, stage, parse, tags)
                     futures[fut] = i
                     with self._pending_guard:
                         self._pending.add(fut)
-                    if self._stopping.is_set():  # a stop that raced with this submission
+                    if self._stop.is_set():  # a stop that raced with this submission
                         fut.cancel()
                 cancelled = False
                 for fut in as_completed(futures):
                     i = futures[fut]
                     with self._pending_guard:
                         self._pending.discard(fut)
-                    if not cancelled and self._stopping.is_set():
+                    if not cancelled and self._stop.is_set():
                         cancelled = True
                         for other in futures:
                             other.cancel()  # succeeds only for requests no worker has started
@@ -395,9 +313,9 @@ class LLMClient:
                 self._pending.difference_update(futures)
             bar.close()
             pool.shutdown(wait=True)
-        if self._stopping.is_set():
+        if self._stop.is_set():
             made = sum(r is not None for r in results)
-            exc = StopRequested(results=results, reason=self._stop_reason or "request_stop")
+            exc = StopRequested(results=results, reason=self._stop.reason or "request_stop")
             log.warning("stage %s: %s (%d of %d requests answered; everything answered is in %s)",
                         stage, exc.message, made, len(items), self.cache.path)
             raise exc
@@ -486,7 +404,7 @@ class LLMClient:
             total_usage = {"prompt_tokens": 0, "completion_tokens": 0}
             total_cost, attempts, malformed = 0.0, 0, 0
             for round_no in range(self.malformed_retries + 1):
-                out = self._call_with_retries(ask, params, stage)
+                out = self._transport.call(ask, params, stage)
                 if out.stopped:  # nothing (more) was asked: no record, the next run asks again
                     raise _Stopped()
                 attempts += out.attempts
@@ -532,167 +450,3 @@ class LLMClient:
                 return Reply(key=key, status="ok", text=out.text, value=value, usage=total_usage,
                              cost_usd=total_cost, attempts=attempts, malformed=malformed)
         raise AssertionError("unreachable")  # pragma: no cover
-
-    def _retry_after(self, exc: Exception) -> float | None:
-        response = getattr(exc, "response", None)
-        headers = getattr(response, "headers", None)
-        if not headers:
-            return None
-        raw_ms = headers.get("retry-after-ms")
-        if raw_ms:
-            try:
-                return max(0.0, float(raw_ms) / 1000.0)
-            except ValueError:
-                pass
-        raw = headers.get("retry-after")
-        if raw is None:
-            return None
-        try:
-            return max(0.0, float(raw))
-        except ValueError:
-            try:
-                when = email.utils.parsedate_to_datetime(raw)
-                return max(0.0, when.timestamp() - time.time())
-            except (TypeError, ValueError):
-                return None
-
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(retry_after, self.max_retry_after)
-        base = min(self.max_backoff, self.backoff * (2 ** (attempt - 1)))
-        return base * random.uniform(0.5, 1.0)
-
-    def _call_with_retries(self, messages: list, params: dict, stage: str) -> _Outcome:
-        """Make one paid completion, retrying transient errors. BudgetExceeded/LLMConfigError propagate."""
-        attempt = 0
-        while True:
-            attempt += 1
-            if self._stopping.is_set():
-                return _Outcome(attempts=attempt - 1, stopped=True)
-            self.meter.check(stage)  # raises BudgetExceeded before any paid call
-            try:
-                resp = self._openai.chat.completions.create(model=self.model, messages=messages, **params)
-            except openai.APIStatusError as exc:
-                self.meter.release()
-                status = exc.status_code
-                detail = self.redact(getattr(exc, "message", "") or exc)
-                if status in _FATAL_STATUS:
-                    what, check = _FATAL_STATUS[status]
-                    raise self._fatal(f"{what} (HTTP {status}: {detail[:120]})",
-                                      check.replace("${env}", f"${self.api_key_env}")) from None
-                if status not in _RETRY_STATUS and status < 500:
-                    return _Outcome(attempts=attempt, error=f"HTTP {status}: {detail}")
-                reason, retry_after = f"HTTP {status} ({detail[:200]})", self._retry_after(exc)
-            except openai.APITimeoutError:
-                self.meter.release()
-                reason, retry_after = f"timed out after {self.timeout:g}s", None
-            except openai.APIConnectionError as exc:
-                self.meter.release()
-                unreachable = _unreachable(exc)
-                if unreachable:
-                    raise self._fatal(unreachable, "check llm.base_url (or $" + ENV_BASE_URL + ") and that the "
-                                      "server is running and reachable from this machine") from None
-                reason, retry_after = f"connection error ({type(exc.__cause__ or exc).__name__})", None
-            except (openai.APIResponseValidationError, ValueError) as exc:
-                self.meter.release()
-                reason, retry_after = f"unparsable response body ({type(exc).__name__})", None
-            except BaseException:
-                self.meter.release()
-                raise
-            else:
-                return self._outcome(resp, stage, attempt)
-            if attempt > self.max_retries:
-                return _Outcome(attempts=attempt, error=f"{reason}; gave up after {attempt} attempts")
-            delay = self._delay(attempt, retry_after)
-            self.meter.record_retry(stage)
-            log.warning("stage %s: %s; retry %d/%d in %.2fs%s", stage, reason, attempt, self.max_retries, delay,
-                        " (Retry-After)" if retry_after is not None else "")
-            if self._sleep is time.sleep:
-                self._stopping.wait(delay)  # a stop request cuts the backoff short
-            else:
-                self._sleep(delay)
-
-    def _fatal(self, what: str, check: str) -> LLMConfigError:
-        """The one-line error that stops a stage: endpoint (no credentials), model, what to check. No further
-        request is started (the other workers see the stop flag)."""
-        self._stop_reason = self._stop_reason or "unusable endpoint"
-        self._stopping.set()
-        endpoint = safe_url(self.base_url) or "https://api.openai.com/v1"
-        return LLMConfigError(self.redact(f"{what} at {endpoint} for model {self.model!r}: {check}; nothing was "
-                                          f"lost (answered calls are kept in the call cache {self.cache.path})"))
-
-    def _outcome(self, resp: Any, stage: str, attempt: int) -> _Outcome:
-        usage_obj = getattr(resp, "usage", None)
-        usage = {"prompt_tokens": int(getattr(usage_obj, "prompt_tokens", 0) or 0),
-                 "completion_tokens": int(getattr(usage_obj, "completion_tokens", 0) or 0)}
-        if usage_obj is None and not self._warned_no_usage:
-            self._warned_no_usage = True
-            log.warning("stage %s: the server reports no token usage; the cost meter counts these calls as $0",
-                        stage)
-        cost = self.meter.record_call(stage, self.model, usage["prompt_tokens"], usage["completion_tokens"])
-        choices = getattr(resp, "choices", None) or []
-        text = finish = None
-        if choices:
-            msg = getattr(choices[0], "message", None)
-            text = getattr(msg, "content", None)
-            finish = getattr(choices[0], "finish_reason", None)
-        return _Outcome(text=text, usage=usage, cost=cost, finish_reason=finish, attempts=attempt)
-
-
-# ---------------------------------------------------------------------- config
-
-def from_config(cfg: Mapping[str, Any], cache_path: str | os.PathLike, stage: str = "default", *,
-                meter: CostMeter | None = None, env: Mapping[str, str] | None = None,
-                config_path: str = "config", **overrides) -> LLMClient:
-    """Build a client from the ``llm:`` config section.
-
-    ``cfg`` is the whole config (with an ``llm`` key) or the ``llm`` section itself. Its keys, checks and
-    defaults are those of ``workflow/schemas/config.schema.yaml`` (``llm:``, e.g. its ``budget_usd``), applied
-    here to the section merged with its ``stages.<stage>`` overrides, so a config passed directly reads as
-    the validated one. ``$MEMBENCH_LLM_MODEL`` / ``$MEMBENCH_LLM_BASE_URL`` win over ``model`` / ``base_url``.
-
-    The cache at ``cache_path`` is opened here and closed with the client. ``overrides`` go straight to
-    :class:`LLMClient` (e.g. ``sleep=`` in tests).
-    """
-    env = os.environ if env is None else env
-    section = cfg.get("llm", cfg) if isinstance(cfg, Mapping) else None
-    if not isinstance(section, Mapping):
-        raise InputError(config_path, "the llm section must be a mapping", field="llm")
-    section = dict(section)
-    stage_over = (section.pop("stages", None) or {}).get(stage) or {}
-    if not isinstance(stage_over, Mapping):
-        raise InputError(config_path, "must be a mapping", field=f"llm.stages.{stage}")
-    section.update(stage_over)
-    for k in sorted(set(section) - section_keys("llm")):
-        if "budget" in k or "price" in k or "key" in k:
-            raise InputError(config_path, f"unknown key '{k}' (did you mean one of budget_usd, prices, "
-                                          f"api_key_env?); keys are never put in config, only their variable name",
-                             field=f"llm.{k}")
-    section = config_section(None, "llm", config_path, section=section)
-
-    model = env.get(ENV_MODEL) or section["model"]
-    if not model:
-        raise InputError(config_path, f"no model: set llm.model or ${ENV_MODEL}", field="llm.model")
-    base_url = env.get(ENV_BASE_URL) or section["base_url"] or None
-    prices, budget = section["prices"], section["budget_usd"]
-    if budget is not None and model not in prices:
-        raise InputError(config_path, f"a budget needs a price for model {model!r}; add it to llm.prices",
-                         field="llm.prices")
-    if meter is None:
-        try:
-            meter = CostMeter(prices, budget)
-        except ValueError as exc:
-            raise InputError(config_path, str(exc), field="llm.prices") from None
-
-    kwargs = dict(
-        model=model, base_url=base_url, api_key_env=section["api_key_env"], concurrency=section["concurrency"],
-        timeout=section["timeout"], max_retries=section["max_retries"], backoff=section["backoff"],
-        malformed_retries=section["malformed_retries"], stage=stage, max_failed_share=section["max_failed_share"],
-    )
-    kwargs.update(overrides)
-    cache = CallCache(cache_path)
-    try:
-        return LLMClient(cache=cache, meter=meter, owns_cache=True, **kwargs)
-    except BaseException:
-        cache.close()
-        raise
