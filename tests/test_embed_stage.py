@@ -18,7 +18,8 @@ from membench.embeddings import EmbeddingCache, default_model_path
 from membench.encoder import length_batches, load_model, padfree_encoder
 from membench.io import atomic_write_parquet
 from membench.stages import embed, embed_shards
-from membench.stages.rank import granularities_for, merge_parts, part_of, rank_dataset, write_trec
+from membench.datasets.run_files import write_trec
+from membench.stages.rank import granularities_for, merge_parts, part_of, rank_dataset
 
 pytestmark = pytest.mark.data
 

@@ -14,7 +14,7 @@ from membench.memory.run import ranked_items, run_memory
 from membench.memory.protocol import Hit
 from membench.sessions.build import chat_session
 from membench.sessions.view import Haystack
-from membench.stages.rank import write_trec
+from membench.datasets.run_files import write_trec
 from memory_systems import Crash, NoteSystem
 from test_gold_permutation import build, write_permuted
 

@@ -36,7 +36,7 @@ from membench.adapters.hybrid import HybridAdapter
 from membench.adapters.retrieval_system import RetrievalSystemAdapter, is_retrieval_system
 from membench.adapters.state_aware import StateAwareAdapter
 from membench.adapters.substring import SubstringAdapter
-from membench.memory.registry import builtin_class as memory_builtin, is_memory_system
+from membench.memory.registry import builtin_class as memory_builtin, is_memory_system, load_memory_system
 
 BUILTINS: dict[str, type[Adapter]] = {
     "bm25": BM25Adapter,
@@ -189,3 +189,14 @@ def adapter_version(spec: str, params: Mapping[str, Any] | None = None) -> str:
         digest.update(_display(path).encode() + b"\0" + _file_bytes(path) + b"\0")
     digest.update(json.dumps(dict(params or {}), sort_keys=True, default=str).encode())
     return digest.hexdigest()[:16]
+
+
+def memory_runs(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, bool]:
+    """Run name -> whether its system makes model calls, for the runs that are memory systems. Here, not in
+    membench.memory.registry, which would then import this module back (the package's one import circle)."""
+    out = {}
+    for name, run in runs.items():
+        cls = resolve(run["adapter"])
+        if is_memory_system(cls):
+            out[name] = bool(load_memory_system(cls, run["params"]).makes_model_calls)
+    return out

@@ -27,15 +27,3 @@ def is_memory_system(cls: Any) -> bool:
 
 def load_memory_system(cls: type[MemorySystem], params: Mapping[str, Any] | None) -> MemorySystem:
     return cls(**dict(params or {}))
-
-
-def memory_runs(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, bool]:
-    """Run name -> whether its system makes model calls, for the runs that are memory systems."""
-    from membench.adapters.registry import resolve
-
-    out = {}
-    for name, run in runs.items():
-        cls = resolve(run["adapter"])
-        if is_memory_system(cls):
-            out[name] = bool(load_memory_system(cls, run["params"]).makes_model_calls)
-    return out

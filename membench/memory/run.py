@@ -20,13 +20,13 @@ from typing import Any, Sequence
 import pandas as pd
 
 from membench.benchmarks.registry import benchmark
+from membench.datasets.run_files import id_maps, run_table
 from membench.datasets.tables import needed
 from membench.memory.ledger import IngestLedger
 from membench.memory.plan import plan_stores
 from membench.memory.protocol import MemoryContext, MemorySystem, Scope, SessionLog
 from membench.sessions.reader import SessionStore, StorePaths, store_files
 from membench.sessions.view import Haystack, Query
-from membench.stages.rank import RUN_COLUMNS
 
 
 class MemoryRunStopped(RuntimeError):
@@ -126,10 +126,7 @@ def run_memory(kind: str, store_paths: StorePaths, system: MemorySystem, depth: 
     directory, item_map, query_map = needed(store_files(store_paths), "sessions", "item_map", "query_map")
     record = benchmark(kind)
     store = SessionStore(store_paths, user_turns_only=record.user_turns_only)
-    items = pd.read_parquet(item_map)
-    names = {g: dict(zip(part.opaque_id, part.item_id)) for g, part in items.groupby("granularity")}
-    names["trajectory"] = names["session"]
-    qids = dict(pd.read_parquet(query_map).itertuples(index=False))
+    names, qids = id_maps(item_map, query_map)
     granularities = [g for g in record.granularities if g in system.granularities]
     queries: dict[str, list] = {}
     for query, hay in store.queries(system.uses_metadata):
@@ -180,5 +177,5 @@ def run_memory(kind: str, store_paths: StorePaths, system: MemorySystem, depth: 
             system.close()
         acc.store_bytes += folder_bytes(store_dir)
     rows.sort(key=lambda r: r[:2] + (r[3],))
-    run = pd.DataFrame([r[2:] for r in rows], columns=list(RUN_COLUMNS)).astype(RUN_COLUMNS)
+    run = run_table([r[2:] for r in rows])
     return run, acc

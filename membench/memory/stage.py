@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from membench.adapters.registry import resolve
+from membench.datasets.run_files import write_trec
 from membench.embeddings import shared_cache
 from membench.io import atomic_write_parquet, atomic_write_text
 from membench.memory.endpoint import CachingEndpoint
@@ -21,7 +22,6 @@ from membench.memory.registry import is_memory_system, load_memory_system
 from membench.memory.run import run_memory
 from membench.sessions.reader import StorePaths
 from membench.stages.model_calls import make_client, write_cost
-from membench.stages.rank import write_trec
 
 log = logging.getLogger(__name__)
 STAGES = ("memory-ingest", "memory-search")

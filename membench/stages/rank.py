@@ -20,14 +20,13 @@ from tqdm import tqdm
 from membench.adapters.registry import load_adapter
 from membench.benchmarks.registry import benchmark
 from membench.embedding_plan import run_texts
-from membench.io import atomic_path, atomic_write_parquet, atomic_write_text
+from membench.io import atomic_write_parquet, atomic_write_text
+from membench.datasets.run_files import RUN_COLUMNS, id_maps, run_table, write_trec
 from membench.datasets.tables import needed
 from membench.sessions.reader import SessionStore, StorePaths, store_files
 from membench.sessions.view import Query
 
 log = logging.getLogger(__name__)
-RUN_COLUMNS = {"question_id": "string", "rank": "int64", "item_id": "string", "score": "float64",
-               "granularity": "string"}
 
 
 def granularities_for(kind: str, adapter) -> list[str]:
@@ -59,10 +58,7 @@ def rank_dataset(kind: str, store_paths: StorePaths, adapter, depth: int,
     store = SessionStore(store_paths, user_turns_only=benchmark(kind).user_turns_only, facts_dir=facts_dir)
     queries = part_of(list(store.queries(adapter.uses_metadata)), part, parts)
     prefetch_embeddings(kind, adapter, store, queries)
-    items = pd.read_parquet(item_map)
-    names = {g: dict(zip(part.opaque_id, part.item_id)) for g, part in items.groupby("granularity")}
-    names["trajectory"] = names["session"]
-    qids = dict(pd.read_parquet(query_map).itertuples(index=False))
+    names, qids = id_maps(item_map, query_map)
     rows: list[tuple] = []
     record = benchmark(kind)
     for granularity in granularities_for(kind, adapter):
@@ -76,16 +72,7 @@ def rank_dataset(kind: str, store_paths: StorePaths, adapter, depth: int,
             k = record.depth_for(haystack, granularity, depth)
             for rank, (item, score) in enumerate(adapter.rank(query, haystack, granularity, k), 1):
                 rows.append((qids[query.key], rank, mapping[item], score, granularity))
-    return pd.DataFrame(rows, columns=list(RUN_COLUMNS)).astype(RUN_COLUMNS)
-
-
-def write_trec(run: pd.DataFrame, path: Path, tag: str) -> None:
-    """TREC run format: qid Q0 docid rank score tag (one file, granularity folded into the qid if several)."""
-    several = run.granularity.nunique() > 1
-    columns = zip(*(run[c].tolist() for c in ("question_id", "granularity", "item_id", "rank", "score")))
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-        fh.writelines(f"{f'{qid}/{gran}' if several else qid} Q0 {item} {rank} {score:.6f} {tag}\n"
-                      for qid, gran, item, rank, score in columns)
+    return run_table(rows)
 
 
 def load_ranking_adapter(spec: str, params: dict[str, Any], embedding_cache_dir: Path | None,

@@ -124,8 +124,7 @@ def evidence_errata_applied(dataset):
 # ---------------------------------------------------------------- adapters
 
 from membench.ablation import ablated
-from membench.adapters.registry import adapter_source_files, adapter_version, facts_base
-from membench.memory.registry import memory_runs
+from membench.adapters.registry import adapter_source_files, adapter_version, facts_base, memory_runs
 
 JUDGED = judged_runs(config, RUNS)
 ANSWERED = qa_runs(config, RUNS)
