@@ -20,7 +20,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from membench.aggregate import Resampling, aggregate  # noqa: E402
+from membench.analysis.aggregate import Resampling, aggregate  # noqa: E402
 
 SHAPES = {"locomo": (1986, 5, 5, None), "procedural": (40, 6, 39, 3), "longmemeval-s": (500, 6, 54, None)}
 

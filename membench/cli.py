@@ -17,7 +17,7 @@ def _validate(argv: list[str]) -> int:
 
 
 def _compare(argv: list[str]) -> int:
-    from membench.compare import main
+    from membench.analysis.compare import main
 
     return main(argv)
 

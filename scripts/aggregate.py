@@ -1,7 +1,7 @@
 """Rule aggregate: one dataset's score files -> its summary (means, CIs) and significance (paired tests)."""
 from pathlib import Path
 
-from membench.aggregate import aggregate_datasets
+from membench.analysis.aggregate import aggregate_datasets
 from membench.io import atomic_write_parquet
 from membench.logs import log_to
 

@@ -1,7 +1,7 @@
 """Rule download: fetch a dataset's files with retries and checksum checks into resources/{dataset}."""
 from pathlib import Path
 
-from membench.download import materialize
+from membench.fetch.download import materialize
 from membench.logs import log_to
 
 with log_to(snakemake.log[0]):

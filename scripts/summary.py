@@ -1,7 +1,7 @@
 """Rule summary: every dataset's summary and significance tables -> one table each."""
 from pathlib import Path
 
-from membench.aggregate import SIGNIFICANCE_COLUMNS, SUMMARY_COLUMNS, concat_tables
+from membench.analysis.aggregate import SIGNIFICANCE_COLUMNS, SUMMARY_COLUMNS, concat_tables
 from membench.io import atomic_write_parquet
 from membench.logs import log_to
 

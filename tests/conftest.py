@@ -16,7 +16,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")
 
-from membench.numerics import pin_environment  # noqa: E402
+from membench.embedding.numerics import pin_environment  # noqa: E402
 
 pin_environment()  # before any test module can load torch: tests embed on the pinned profile, as workflow jobs do
 

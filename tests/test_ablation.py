@@ -5,11 +5,11 @@ from __future__ import annotations
 import yaml
 
 from conftest import REPO
-from membench.ablation import ablation_runs
+from membench.adapters.ablation import ablation_runs
 from membench.adapters.bm25_v2 import analyze
-from membench.aggregate import aggregate
+from membench.analysis.aggregate import aggregate
 from membench.config import validate_config
-from membench.workflow_plan import adapter_runs
+from membench.plumbing.workflow_plan import adapter_runs
 from test_aggregate import files  # noqa: F401  (fixture)
 
 

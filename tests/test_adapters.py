@@ -23,7 +23,7 @@ from membench.adapters.retrieval_system import RetrievalSystemAdapter, Trajector
 from membench.adapters.state_aware import StateAwareAdapter
 from membench.adapters.substring import SubstringAdapter
 from membench.dates import date_windows, is_knowledge_update, parse_date
-from membench.embeddings import EmbeddingCache
+from membench.embedding.cache import EmbeddingCache
 from membench.sessions.build import trajectory_session
 from membench.sessions.view import Event, Haystack, Query, Session
 from membench.text import stem
@@ -418,9 +418,9 @@ def test_source_files_and_versions():
         return {p.relative_to(p.parents[1]).as_posix() for p in adapter_source_files(spec)}
 
     assert names("bm25") == {"adapters/bm25.py", "adapters/base.py", "sessions/view.py", "membench/text.py"}
-    assert "membench/dates.py" in names("bm25-v2") and "membench/embeddings.py" not in names("bm25-v2")
+    assert "membench/dates.py" in names("bm25-v2") and "membench/embedding/cache.py" not in names("bm25-v2")
     assert "adapters/bm25_time.py" not in names("bm25-v2")  # the date cues are shared through membench.dates
-    assert {"adapters/dense.py", "adapters/bm25.py", "membench/embeddings.py"} <= names("hybrid")
+    assert {"adapters/dense.py", "adapters/bm25.py", "membench/embedding/cache.py"} <= names("hybrid")
     assert {"tests/example_plugin.py", "adapters/retrieval_system.py"} <= names("tests.example_plugin:WordOverlap")
     assert "adapters/retrieval_system.py" not in names("tests.example_plugin:TaskWords")
     assert adapter_version("bm25", {}) == adapter_version("bm25", {})

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from membench.aggregate import Resampling, aggregate
-from membench.stats import bootstrap_ci, holm, paired_test
+from membench.analysis.aggregate import Resampling, aggregate
+from membench.analysis.stats import bootstrap_ci, holm, paired_test
 
 
 def _scores(values: dict[str, list[float]], qtypes: list[str]) -> pd.DataFrame:

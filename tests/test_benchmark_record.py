@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 
 import example_benchmark
-from membench.aggregate import resampling_for
+from membench.analysis.aggregate import resampling_for
 from membench.benchmarks.registry import BENCHMARKS, benchmark, kinds, register
 from membench.config import validate_config
 from membench.errors import InputError
 from membench.sessions.ingest import ingest
 from membench.stages import parse, rank, score
-from membench.workflow_plan import runs_for
+from membench.plumbing.workflow_plan import runs_for
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTES = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from membench.aggregate import SIGNIFICANCE_COLUMNS, summarize_dataset
+from membench.analysis.aggregate import SIGNIFICANCE_COLUMNS, summarize_dataset
 from membench.benchmarks.registry import benchmark
 from membench.config import validate_config
 from membench.datasets.locomo import CATEGORIES

@@ -1,4 +1,4 @@
-"""Every rule's code version is its script's import closure (membench.provenance.script_version).
+"""Every rule's code version is its script's import closure (membench.plumbing.provenance.script_version).
 
 The test edits each module under membench/ in a copy of the package (a real statement, not a comment), and each
 data file a module reads, and checks that exactly the rules whose scripts reach it change their code version,
@@ -77,7 +77,7 @@ def expected_files(graph, script: Path) -> set[str]:
 DRIVER = r"""
 import json, sys
 from pathlib import Path
-from membench import provenance
+from membench.plumbing import provenance
 repo = Path.cwd()
 assert provenance.REPO == repo and provenance.spec_origin("membench.io").is_relative_to(repo), "not the copy"
 scripts = sorted((repo / "scripts").glob("*.py"))

@@ -134,7 +134,7 @@ def test_bad_input_names_the_file(tmp_path, capsys):
     assert status == 2 and f"file {tmp_path / 'nowhere'}: no such file: give a results folder or a summary.json" in out
     (tmp_path / "text.json").write_text("not json")
     with pytest.raises(InputError, match="text.json: not JSON"):
-        from membench.compare import load_side
+        from membench.analysis.compare import load_side
 
         load_side(tmp_path / "text.json")
     assert json.loads((a / "summary.json").read_text())["environment"] == ENVIRONMENT

@@ -11,7 +11,7 @@ import multiprocessing
 
 import numpy as np
 
-from membench.embeddings import EmbeddingCache
+from membench.embedding.cache import EmbeddingCache
 from membench.llm.cache import CallCache, make_key
 
 WRITERS = 4

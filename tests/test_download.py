@@ -1,4 +1,4 @@
-"""Tests for membench.download against a real local HTTP server whose failures the test scripts exactly."""
+"""Tests for membench.fetch.download against a real local HTTP server whose failures the test scripts exactly."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from membench.download import DownloadError, fetch, materialize, safe_extract
+from membench.fetch.download import DownloadError, fetch, materialize, safe_extract
 from membench.errors import InputError
 
 FAST = {"backoff": 0.01, "timeout": 2.0}
@@ -135,7 +135,7 @@ def test_recovers_after_a_hang_past_the_timeout(server, tmp_path):
 
 def test_backoff_doubles_between_retries(server, tmp_path, monkeypatch):
     delays = []
-    monkeypatch.setattr("membench.download.time.sleep", delays.append)
+    monkeypatch.setattr("membench.fetch.download.time.sleep", delays.append)
     url = server.serve("/slowly", BODY, fail_first=[500, 502, 503])
     fetch(url, tmp_path / "slowly", BODY_SHA, retries=3, timeout=2.0, backoff=0.5)
     assert delays == [0.5, 1.0, 2.0]
@@ -189,7 +189,7 @@ def test_checksum_mismatch_names_both_hashes_and_leaves_no_file(server, tmp_path
 def test_missing_checksum_writes_sidecar_and_warns(server, tmp_path, caplog):
     url = server.serve("/unpinned.json", BODY)
     dest = tmp_path / "unpinned.json"
-    with caplog.at_level(logging.WARNING, logger="membench.download"):
+    with caplog.at_level(logging.WARNING, logger="membench.fetch.download"):
         assert fetch(url, dest, None, **FAST) == BODY_SHA
     assert (tmp_path / "unpinned.json.sha256").read_text() == f"{BODY_SHA}  unpinned.json\n"
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
@@ -446,7 +446,7 @@ def test_materialize_url_spec_with_archive(server, tmp_path):
 def test_materialize_shorthand_url_without_checksum(server, tmp_path, caplog):
     url = server.serve("/lme/longmemeval_m.json", BODY)
     dest = tmp_path / "lme"
-    with caplog.at_level(logging.WARNING, logger="membench.download"):
+    with caplog.at_level(logging.WARNING, logger="membench.fetch.download"):
         files = materialize("longmemeval_m", {"kind": "longmemeval", "url": url, "sha256": None}, dest)
     assert files == [dest / "longmemeval_m.json"]
     assert (dest / "longmemeval_m.json.sha256").read_text().split()[0] == BODY_SHA

@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from membench import numerics
+from membench.embedding import numerics
 from membench.adapters.registry import load_adapter
-from membench.embeddings import EmbeddingCache, default_model_path
-from membench.encoder import length_batches, load_model, padfree_encoder
+from membench.embedding.cache import EmbeddingCache, default_model_path
+from membench.embedding.encoder import length_batches, load_model, padfree_encoder
 from membench.io import atomic_write_parquet
 from membench.stages import embed, embed_shards
 from membench.datasets.run_files import write_trec
@@ -56,7 +56,7 @@ def minilm():
 
 
 def test_a_vector_does_not_depend_on_its_batch_or_thread_count(parsed, minilm):
-    """Pad-free batches plus the pinned numeric profile (membench.numerics: ATen's AVX2 kernels, MKL's AVX2 branch in
+    """Pad-free batches plus the pinned numeric profile (membench.embedding.numerics: ATen's AVX2 kernels, MKL's AVX2 branch in
     strict reproducible mode, oneDNN at most AVX2) give every text the bytes it gets when encoded alone, with one
     thread or two: the ground for runs that are byte-identical however the texts are sharded, ordered, batched or
     shared between jobs. No library promises this across matrix shapes in general (with their defaults the vectors

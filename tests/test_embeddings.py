@@ -9,7 +9,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np
 import pytest
 
-from membench.embeddings import EmbeddingCache, cache_from_context, flush_shared, shared_cache
+from membench.embedding.cache import EmbeddingCache, cache_from_context, flush_shared, shared_cache
 
 
 class CountingEncoder:
@@ -115,7 +115,7 @@ def test_context_directory_gives_a_shared_persistent_cache(tmp_path):
 def test_real_model_embeds_each_distinct_text_once(tmp_path):
     from sentence_transformers import SentenceTransformer
 
-    from membench.embeddings import default_model_path
+    from membench.embedding.cache import default_model_path
 
     cache = EmbeddingCache(tmp_path)
     out = cache.encode(["I walked my dog.", "Quarterly taxes are due.", "I walked my dog."])

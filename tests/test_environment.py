@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from membench import environment
-from membench.cpu import this_cpu
+from membench.machine import environment
+from membench.machine.cpu import this_cpu
 from membench.report.provenance import environment_rows, provenance_section
 
 TORCH_CONFIG = """PyTorch built with:

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import pandas as pd
 import pytest
 
-from membench.download import materialize
+from membench.fetch.download import materialize
 from membench.io import atomic_path, atomic_write_parquet, atomic_write_text, temp_beside
 
 LOCOMO_SHA256 = "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4"

@@ -10,7 +10,7 @@ import json
 import pandas as pd
 import pytest
 
-from membench.aggregate import summarize_dataset
+from membench.analysis.aggregate import summarize_dataset
 from membench.benchmarks.registry import benchmark
 from membench.report.artifacts import summary_json
 from membench.report.datasets import dataset_section

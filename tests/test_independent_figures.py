@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from membench.stats import bootstrap_ci
+from membench.analysis.stats import bootstrap_ci
 from test_workflow import PINNED
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from membench.adapters.registry import load_adapter
 from membench.benchmarks.registry import benchmark
-from membench.judge import grade_parser, trajectory_texts, unlabelled_pairs
+from membench.qa.relevance_judge import grade_parser, trajectory_texts, unlabelled_pairs
 from membench.llm.replies import MalformedReply
 from membench.report.model_stages import judge_section
 from membench.scoring import extended

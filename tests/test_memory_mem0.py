@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from conftest import locomo_slice, longmemeval_slice, run_snakemake
-from membench.embeddings import shared_cache
+from membench.embedding.cache import shared_cache
 from membench.memory import mem0_system, stage
 from membench.memory.registry import builtin_class
 from membench.memory.run import MemoryRunStopped, run_memory

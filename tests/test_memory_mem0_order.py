@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from membench.embeddings import shared_cache
+from membench.embedding.cache import shared_cache
 from membench.memory.protocol import MemoryContext, Scope, SessionLog
 from membench.memory.registry import builtin_class
 from membench.sessions.view import Query

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from membench import numerics
-from membench.cpu import Cpu, parse_cpuinfo, this_cpu
-from membench.embeddings import EmbeddingCache
-from membench.similarity import as_columns, cosine_scores
+from membench.embedding import numerics
+from membench.machine.cpu import Cpu, parse_cpuinfo, this_cpu
+from membench.embedding.cache import EmbeddingCache
+from membench.embedding.similarity import as_columns, cosine_scores
 
 INTEL = Cpu("Intel(R) Xeon(R) CPU @ 2.20GHz", "GenuineIntel", frozenset({"sse4_2", "avx", "avx2", "fma"}))
 AMD = Cpu("AMD EPYC", "AuthenticAMD", frozenset({"avx2", "fma", "avx512f"}))
@@ -63,7 +63,7 @@ def test_cache_tag_keys_torch_cpu_vectors_by_versions_and_profile_only():
 
 
 def test_this_process_keys_by_the_pinned_profile():
-    """Importing membench.encoder (here through membench.embeddings) pins the variables; the tests run under them."""
+    """Importing membench.embedding.encoder (here through membench.embedding.cache) pins the variables; the tests run under them."""
     cache = EmbeddingCache(None)
     expected = "pinned-avx2/" if numerics.NEEDS <= this_cpu().flags else "unpinned/"
     assert expected in cache.numeric_tag

@@ -13,10 +13,10 @@ import pytest
 
 pytest.importorskip("onnxruntime", reason="the onnx extra is not installed (pip install -e '.[onnx]')")
 
-from membench.embeddings import EmbeddingCache, default_model_path, model_key  # noqa: E402
-from membench.encoder import load_encoder  # noqa: E402
+from membench.embedding.cache import EmbeddingCache, default_model_path, model_key  # noqa: E402
+from membench.embedding.encoder import load_encoder  # noqa: E402
 from membench.sessions.reader import SessionStore  # noqa: E402
-from membench.similarity import as_columns, cosine_scores  # noqa: E402
+from membench.embedding.similarity import as_columns, cosine_scores  # noqa: E402
 
 pytestmark = [pytest.mark.data, pytest.mark.slow]
 

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from membench import numerics
-from membench.encoder import load_model
+from membench.embedding import numerics
+from membench.embedding.encoder import load_model
 
 pytestmark = [pytest.mark.data]
 
@@ -31,7 +31,7 @@ NATIVE = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "AUTO", "ONEDNN_MAX_CPU_
 EMBED = """
 import json, sys
 import numpy as np
-from membench.embeddings import EmbeddingCache
+from membench.embedding.cache import EmbeddingCache
 texts, out, batch, threads = json.load(open(sys.argv[1])), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 tags = {}
 for precision in ("float64", "float32"):

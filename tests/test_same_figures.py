@@ -3,9 +3,9 @@ conversations) give byte-identical ranked lists and the same summary.json figure
 of 64 or 7, 1 or 2 threads, and an embedding cache that was empty or filled first by a subset run; `membench
 compare` says so (exit 0) and names a figure that was changed.
 
-This rests on the pinned numeric profile (membench.numerics): under it a text's vector is the same bits whatever
+This rests on the pinned numeric profile (membench.embedding.numerics): under it a text's vector is the same bits whatever
 its batch and thread count, which no library promises in general, so this is the test that checks it on the
-machine at hand, and the cosine is summed in a fixed order (membench.similarity). Each configuration embeds into a
+machine at hand, and the cosine is summed in a fixed order (membench.embedding.similarity). Each configuration embeds into a
 fresh cache (a shared one would hand every run the same vectors and prove nothing); the CIs use 200 resamples and
 the target is summary.json, not the report, to keep each run to seconds of work beyond its embedding."""
 
@@ -20,9 +20,10 @@ import pytest
 import yaml
 
 from conftest import locomo_slice, run_snakemake
-from membench import cli, numerics
-from membench.cpu import this_cpu
-from membench.embeddings import EmbeddingCache
+from membench import cli
+from membench.embedding import numerics
+from membench.machine.cpu import this_cpu
+from membench.embedding.cache import EmbeddingCache
 from membench.io import sha256_file
 
 pytestmark = [pytest.mark.slow, pytest.mark.data]

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from membench.stats import bootstrap_ci, bootstrap_matrix, holm, paired_matrix, paired_test
+from membench.analysis.stats import bootstrap_ci, bootstrap_matrix, holm, paired_matrix, paired_test
 
 
 def test_bootstrap_ci_contains_mean_and_is_deterministic():

@@ -36,7 +36,7 @@ class Adapter:
 
     # -- embedding plan: what an embedding adapter will embed, so the embed stage can do it ahead ------------
     def embedder(self) -> Any:
-        """The `membench.embeddings.EmbeddingCache` this adapter embeds through, or None if it embeds nothing."""
+        """The `membench.embedding.cache.EmbeddingCache` this adapter embeds through, or None if it embeds nothing."""
         return None
 
     def document_texts(self, haystack: Haystack, granularity: str) -> list[str]:

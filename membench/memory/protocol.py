@@ -53,7 +53,7 @@ class MemoryContext:
     """What membench hands a system when it opens a store."""
 
     store_dir: Path  # the system's own folder for this store (persisted between runs)
-    embedding_cache: Any = None  # a membench.embeddings.EmbeddingCache (MiniLM), for systems that embed
+    embedding_cache: Any = None  # a membench.embedding.cache.EmbeddingCache (MiniLM), for systems that embed
     llm_base_url: str | None = None  # membench's caching OpenAI-compatible endpoint, when model calls are on
     llm_model: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from membench.adapters.registry import resolve
 from membench.datasets.run_files import write_trec
-from membench.embeddings import shared_cache
+from membench.embedding.cache import shared_cache
 from membench.io import atomic_write_parquet, atomic_write_text
 from membench.memory.endpoint import CachingEndpoint
 from membench.memory.registry import is_memory_system, load_memory_system

@@ -8,5 +8,5 @@
   upstream runner's retrieved-list-only formulas (``upstream/`` keys).
 
 Every function takes one ranked list (item ids, best first) and returns plain floats; averaging,
-skipping and confidence intervals are the caller's job (see :mod:`membench.stats`).
+skipping and confidence intervals are the caller's job (see :mod:`membench.analysis.stats`).
 """

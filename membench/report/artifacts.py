@@ -16,9 +16,9 @@ import pandas as pd
 from membench import __version__
 from membench.benchmarks.registry import benchmark
 from membench.report.headlines import ci_text
-from membench.environment import run_environment
+from membench.machine.environment import run_environment
 from membench.io import atomic_write_parquet, atomic_write_text
-from membench.provenance import REPO
+from membench.plumbing.provenance import REPO
 from membench.report.provenance import git_commit
 
 TOP = {"split": "all", "group_by": "all"}
@@ -39,7 +39,7 @@ def summary_json(summary: pd.DataFrame, kinds: Mapping[str, str], subset: Mappin
     (dataset -> the `gold` counts of its normalization.json) says how many questions each reason left out of
     retrieval scoring or scored on partial gold; `counts` (dataset -> the `counts` of its normalization.json)
     what the parser found, e.g. LongMemEval's questions that list a session twice. Last come `provenance` (code
-    version, data checksums, config: `run_provenance`) and `environment` (`membench.environment.run_environment`),
+    version, data checksums, config: `run_provenance`) and `environment` (`membench.machine.environment.run_environment`),
     what `membench compare` lists beside differing figures."""
     top = summary[summary.group_by == "all"]
     out: dict = {"subset": subset_line(subset) or None, "datasets": {}}

@@ -12,9 +12,9 @@ import pandas as pd
 
 from membench import __version__
 from membench.io import atomic_write_text
-from membench.ablation import ablated
+from membench.adapters.ablation import ablated
 from membench.benchmarks.registry import benchmark
-from membench.provenance import REPO
+from membench.plumbing.provenance import REPO
 from membench.report.artifacts import subset_line
 from membench.report.datasets import dataset_section
 from membench.report.difficulty import difficulty_markdown

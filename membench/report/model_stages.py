@@ -1,7 +1,7 @@
 """Report sections for the opt-in model stages: answer-mode QA, the judge's extended pool, and costs.
 
 Every function takes DataFrames (or Parquet/JSON paths) and returns Markdown. Means carry 95% percentile
-bootstrap CIs over questions (:func:`membench.stats.bootstrap_ci`); questions without a verdict (failed,
+bootstrap CIs over questions (:func:`membench.analysis.stats.bootstrap_ci`); questions without a verdict (failed,
 budget, interrupted) are not counted as wrong but reported as "no verdict".
 """
 
@@ -20,7 +20,7 @@ from membench.report.costs import cost_table
 from membench.report.judge_trust import calibration_section, rate_ci, stability_section, versions_section
 from membench.report.markdown import table
 from membench.scoring.extended import PREFIX
-from membench.stats import bootstrap_ci
+from membench.analysis.stats import bootstrap_ci
 
 __all__ = ["qa_section", "judge_section", "cost_section", "model_stages_markdown", "mean_ci"]
 

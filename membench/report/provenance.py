@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from membench.environment import packages
+from membench.machine.environment import packages
 from membench.report.markdown import table
 
 

@@ -2,8 +2,8 @@
 `membench.stages.embed_shards`, kept apart so their code version does not cover the adapters and benchmarks).
 
 `collect` loads every embedding run of a dataset (gold-free view only, with the run's fact logs), asks each for
-its texts (`membench.embedding_plan`) and writes the distinct (model, text) pairs once. `embed_shard` embeds
-its share of the texts (balanced by length) into the content-addressed cache (`membench.embeddings`): shards run
+its texts (`membench.embedding.plan`) and writes the distinct (model, text) pairs once. `embed_shard` embeds
+its share of the texts (balanced by length) into the content-addressed cache (`membench.embedding.cache`): shards run
 side by side on every core (or on many cluster nodes), and a text already in the cache costs nothing. Rank jobs
 of embedding runs wait for their dataset's `mark_embedded` marker (written once the shards that embed its texts
 are done), then only read vectors. One set of shards embeds the texts of all the datasets a run needs, so the
@@ -21,7 +21,7 @@ import pandas as pd
 
 from membench.adapters.registry import load_adapter
 from membench.benchmarks.registry import benchmark
-from membench.embedding_plan import run_texts
+from membench.embedding.plan import run_texts
 from membench.io import atomic_write_parquet, atomic_write_text
 from membench.sessions.reader import SessionStore, StorePaths
 from membench.stages.embed_shards import TEXT_COLUMNS

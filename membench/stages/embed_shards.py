@@ -1,5 +1,5 @@
 """embed stage: each shard embeds its share of the distinct texts (balanced by length) into the content-addressed
-cache (`membench.embeddings`); shards run side by side on every core (or on many cluster nodes), and a text already
+cache (`membench.embedding.cache`); shards run side by side on every core (or on many cluster nodes), and a text already
 in the cache costs nothing. Rank jobs of embedding runs wait for their dataset's `mark_embedded` marker, written
 once the shards that embed its texts are done. This module imports only the encoder side, so editing an adapter or
 a benchmark does not rerun the shards (their code version is this module's import closure).
@@ -16,8 +16,8 @@ from typing import Any
 
 import pandas as pd
 
-from membench.embeddings import EmbeddingCache, default_model_path
-from membench.environment import embedding_record
+from membench.embedding.cache import EmbeddingCache, default_model_path
+from membench.machine.environment import embedding_record
 from membench.io import atomic_write_text
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ COST_CAP = 1200
 def shard_owners(texts: list[str], shards: int) -> list[int]:
     """Each text's shard: the longest text first to the least-loaded shard (ties: lower index), cost = capped
     length. A function of the texts alone, so every shard job computes the same partition without talking to the
-    others; the vectors do not depend on it (membench.encoder), only how evenly the cores are used."""
+    others; the vectors do not depend on it (membench.embedding.encoder), only how evenly the cores are used."""
     costs = [min(len(t), COST_CAP) for t in texts]
     order = sorted(range(len(texts)), key=lambda i: (-costs[i], texts[i]))
     loads = [(0, s) for s in range(shards)]
@@ -54,7 +54,7 @@ def embed_shard(texts_paths: Path | list[Path], shard: int, shards: int, cache_d
                 options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Embed this shard's texts of every given texts table (one per dataset) into the cache, only those not
     cached yet; the manifest records the counts and what the vectors were computed on
-    (`membench.environment.embedding_record`). One job serves all datasets so that a run loads the model
+    (`membench.machine.environment.embedding_record`). One job serves all datasets so that a run loads the model
     once per shard, not once per shard and dataset (a load costs ~9 CPU-s, mostly imports)."""
     paths = [texts_paths] if isinstance(texts_paths, (str, Path)) else list(texts_paths)
     table = pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True) if paths else \

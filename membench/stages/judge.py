@@ -29,7 +29,8 @@ from membench.config import config_section
 from membench.datasets.tables import dataset_files
 from membench.errors import InputError
 from membench.io import atomic_write_parquet
-from membench.judge import JUDGMENT_COLUMNS, grade_messages, grade_parser, trajectory_texts, unlabelled_pairs
+from membench.qa.relevance_judge import (JUDGMENT_COLUMNS, grade_messages, grade_parser, trajectory_texts,
+                                         unlabelled_pairs)
 from membench.llm.prompts import load_prompt
 from membench.scoring import extended
 from membench.scoring.tables import Gold

@@ -25,7 +25,7 @@ def run(kind: str, source: Path, out: Path | Mapping[str, Path], errata: Mapping
     section), cut to a stratified subset of questions when `subset_spec` ({per_group, seed}) is given, check the
     evidence errata of the questions kept (applied with ``errata.evidence: apply``), write the tables (to the
     paths in `out`, or into the folder `out`). `digests`: the sha256 of source files known already (the rule's
-    param for a local copy, from `membench.source_digests`), so a large file is not hashed a second time."""
+    param for a local copy, from `membench.plumbing.source_digests`), so a large file is not hashed a second time."""
     source = Path(source)
     parsed = parse_dataset(kind, source)
     known = digests or {}

@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from membench.adapters.registry import load_adapter
 from membench.benchmarks.registry import benchmark
-from membench.embedding_plan import run_texts
+from membench.embedding.plan import run_texts
 from membench.io import atomic_write_parquet, atomic_write_text
 from membench.datasets.run_files import RUN_COLUMNS, id_maps, run_table, write_trec
 from membench.datasets.tables import needed

@@ -4,12 +4,12 @@ import os
 import re
 from pathlib import Path
 
-from membench import source_digests
+from membench.plumbing import source_digests
 from membench.benchmarks.registry import benchmark
 from membench.config import absolute_paths, enabled_datasets, is_local, subset_workdir, validate_config
 from membench.logs import one_line_errors
-from membench.provenance import script_version
-from membench.workflow_plan import (SCOPE_JOIN, adapter_runs, facts_source, judged_runs, qa_runs, requested_datasets,
+from membench.plumbing.provenance import script_version
+from membench.plumbing.workflow_plan import (SCOPE_JOIN, adapter_runs, facts_source, judged_runs, qa_runs, requested_datasets,
                                     runs_for)
 
 with one_line_errors():  # a bad config ends the run with its one-line message, before anything is written
@@ -23,9 +23,9 @@ with one_line_errors():  # a bad config ends the run with its one-line message, 
 # (Set, not required from the user, so no `envvars:` assertion.)
 os.environ.update(PYTHONPATH=os.pathsep.join(filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")])))
 
-# Every job that embeds runs torch on the pinned numeric profile (membench.numerics: a vector's bits then depend on
+# Every job that embeds runs torch on the pinned numeric profile (membench.embedding.numerics: a vector's bits then depend on
 # neither its batch nor the thread count); set here, so jobs (local or on a cluster) start with it.
-from membench.numerics import pin_environment
+from membench.embedding.numerics import pin_environment
 
 pin_environment()
 
@@ -123,7 +123,7 @@ def evidence_errata_applied(dataset):
 
 # ---------------------------------------------------------------- adapters
 
-from membench.ablation import ablated
+from membench.adapters.ablation import ablated
 from membench.adapters.registry import adapter_source_files, adapter_version, facts_base, memory_runs
 
 JUDGED = judged_runs(config, RUNS)
@@ -158,7 +158,7 @@ EMBEDDING_OPTIONS = {k: config["embedding"][k] for k in ("batch_size", "backend"
 
 # Runs that embed text (their code imports the embedding cache) wait for the embed stage. Decided once per
 # run here: the input functions below ask for every job, and each answer walks the adapter's imports.
-EMBEDDING_RUNS = {a for a in ADAPTERS if any(p.name == "embeddings.py"
+EMBEDDING_RUNS = {a for a in ADAPTERS if any(p.parts[-2:] == ("embedding", "cache.py")
                                               for p in adapter_source_files(ADAPTERS[a]["adapter"]))}
 
 

@@ -12,7 +12,7 @@ set before torch computes anything (safest: before it is imported):
                              strict mode, whose results do not depend on the thread count
   ONEDNN_MAX_CPU_ISA=AVX2    oneDNN (the GELU) generates AVX2 code at most
 
-`pin_environment()` sets each unless already set (`membench.encoder` calls it on import, the workflow for every
+`pin_environment()` sets each unless already set (`membench.embedding.encoder` calls it on import, the workflow for every
 job); `check()` confirms, once torch is loaded, that they took effect.
 
 The embedding cache key names the profile (`cache_tag`): the torch and transformers versions, `pinned-avx2` and the
@@ -20,7 +20,7 @@ CPU vendor. MKL documents a branch as giving the same results on every Intel CPU
 it ignores the branch asked for and picks its own (an AMD EPYC reports AUTO,STRICT), so each vendor keys its own
 vectors. A process whose variables say otherwise, or a CPU without AVX2 and FMA, gets an `unpinned` tag naming the
 CPU model and the variables: its vectors never mix with pinned ones. ONNX Runtime and CUDA vectors keep their own
-keys (`membench.embeddings.model_key`) and are outside this profile.
+keys (`membench.embedding.cache.model_key`) and are outside this profile.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Mapping, MutableMapping
 
-from membench.cpu import Cpu, this_cpu
+from membench.machine.cpu import Cpu, this_cpu
 
 log = logging.getLogger(__name__)
 PINNED = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2,STRICT", "ONEDNN_MAX_CPU_ISA": "AVX2"}
@@ -85,7 +85,7 @@ def cache_tag(backend: str = "torch", device: str = "cpu", environ: Mapping[str,
               cpu: Cpu | None = None, precision: str = "float32") -> str:
     """What a torch CPU vector's bits depend on besides the model and the text, for the cache key; "" for the ONNX
     and GPU backends, which are keyed by `model_key` as before. A float64 vector rounded to float32 depends on the
-    library versions only (`membench.encoder`), so its tag names no profile and no CPU."""
+    library versions only (`membench.embedding.encoder`), so its tag names no profile and no CPU."""
     if backend != "torch" or device != "cpu":
         return ""
     versions = f"torch-{_version('torch')},transformers-{_version('transformers')}"
@@ -136,5 +136,5 @@ def check(environ: Mapping[str, str] | None = None, cpu: Cpu | None = None) -> d
         raise NumericProfileError(
             "the embedding cache key promises the pinned numeric profile (" + ", ".join(
                 f"{k}={v}" for k, v in PINNED.items()) + "), but " + "; ".join(wrong) + ". torch read these variables "
-            "before they were set: import membench.encoder, or set them in the environment, before using torch.")
+            "before they were set: import membench.embedding.encoder, or set them in the environment, before using torch.")
     return found

@@ -3,7 +3,7 @@
 A `path:` dataset is read in place: the parse rule lists the files its parser reads as inputs (editing one in a
 folder does not change the folder's time) and their digests as a param, which also catches a file put back with
 an older time (`cp -p`, `rsync -t`). Params are compared at every Snakemake start, and hashing LongMemEval-M
-(2.7 GB) takes seconds, so digests are kept in the user's cache folder (`sources.json`, membench.disk_cache),
+(2.7 GB) takes seconds, so digests are kept in the user's cache folder (`sources.json`, membench.plumbing.disk_cache),
 keyed by the file's path, size, inode, mtime and ctime: writing a file changes its ctime, which no tool sets
 back, so a kept digest is never served for other bytes.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from membench.disk_cache import JsonCache
+from membench.plumbing.disk_cache import JsonCache
 from membench.io import sha256_file
 
 _CACHE = JsonCache("sources.json", 1, 1_000)

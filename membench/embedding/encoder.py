@@ -9,11 +9,11 @@ Grouping by length is also what keeps padding from wasting work, so it costs no 
 
 Batching alone does not make a vector batch-invariant: the libraries' kernels may still sum in another order for
 another matrix shape or thread count. On the CPU, torch therefore runs the pinned numeric profile of
-`membench.numerics`, whose variables this module sets on import (before it imports torch) and checks once torch is
+`membench.embedding.numerics`, whose variables this module sets on import (before it imports torch) and checks once torch is
 loaded; under it, a vector is the same bits for any batch and thread count (measured; a test checks it).
 
 Backends: `torch` (sentence-transformers on PyTorch, the reference) and `onnx` (the same model with its
-transformer exported to and run by ONNX Runtime, `membench.onnx_model`; opt-in, its vectors are checked against
+transformer exported to and run by ONNX Runtime, `membench.embedding.onnx_model`; opt-in, its vectors are checked against
 torch's by a test, not assumed equal).
 `device: auto` takes a CUDA GPU when torch sees one, else the CPU.
 
@@ -32,7 +32,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from membench import numerics
+from membench.embedding import numerics
 
 numerics.pin_environment()  # before any import of torch: its libraries read the variables when they load
 
@@ -69,7 +69,7 @@ def load_model(model_path: str, backend: str = "torch", device: str = "cpu", thr
     if backend == "torch" and pick_device(device) == "cpu":
         numerics.check()
     if backend == "onnx":
-        from membench.onnx_model import onnx_sentence_transformer
+        from membench.embedding.onnx_model import onnx_sentence_transformer
 
         return onnx_sentence_transformer(model_path, pick_device(device), threads)
     model = SentenceTransformer(model_path, device=pick_device(device))

@@ -1,7 +1,7 @@
 """The CPU a process runs on, read from /proc/cpuinfo without importing torch (which costs seconds).
 
 Why: a vector's last bits depend on which instructions computed it, so the numeric profile that keys the embedding
-cache (`membench.numerics`) and the environment on record (`membench.environment`) both name the CPU's vendor and
+cache (`membench.embedding.numerics`) and the environment on record (`membench.machine.environment`) both name the CPU's vendor and
 its vector extensions.
 """
 

@@ -4,14 +4,14 @@ Every Snakemake start walks the package's imports to version each rule's code (`
 with `ast` was ~0.15 s of a 2 s no-op rerun. The key is the bytes' SHA-256 plus the package that relative
 imports resolve against, plus a digest of the parser (`provenance.py`'s bytes), so an entry can never describe
 other code than the file now on disk, nor come from an older way of reading imports. The entries are
-`imports.json` of the user's cache folder (`membench.disk_cache`): only a cache, whose loss costs the parse.
+`imports.json` of the user's cache folder (`membench.plumbing.disk_cache`): only a cache, whose loss costs the parse.
 """
 
 from __future__ import annotations
 
 import hashlib
 
-from membench.disk_cache import JsonCache
+from membench.plumbing.disk_cache import JsonCache
 
 VERSION = 1
 MAX_ENTRIES = 10_000

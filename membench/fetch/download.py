@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from membench import __version__
-from membench.archive import archive_kind, safe_extract
+from membench.fetch.archive import archive_kind, safe_extract
 from membench.errors import DownloadError, InputError
 from membench.io import atomic_write_text, sha256_file, temp_beside
 

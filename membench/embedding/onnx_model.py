@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from membench.environment import model_revision
+from membench.machine.environment import model_revision
 
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 

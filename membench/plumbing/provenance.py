@@ -22,9 +22,9 @@ from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
-from membench import import_cache
+from membench.plumbing import import_cache
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]  # membench/plumbing/provenance.py -> the repository
 _PARSER = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]  # cached imports name the code that read them
 
 

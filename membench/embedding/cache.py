@@ -1,9 +1,9 @@
 """Content-addressed embedding cache: every distinct text is embedded once, across questions, adapters and runs.
 
-Key = sha256(model id + NUL + numeric tag + NUL + text). The numeric tag (`membench.numerics.cache_tag`) names what a
+Key = sha256(model id + NUL + numeric tag + NUL + text). The numeric tag (`membench.embedding.numerics.cache_tag`) names what a
 torch CPU vector's last bits depend on besides the model: the torch and transformers versions and the pinned numeric
 profile (or `unpinned/...`); it is empty for the ONNX and GPU backends, whose model ids carry `@onnx` / `@cuda`.
-Vectors are L2-normalised float32; `membench.similarity` turns them into cosines.
+Vectors are L2-normalised float32; `membench.embedding.similarity` turns them into cosines.
 
 On disk (`path` is a directory) the cache is a set of immutable shard files `shard-*.npy`, each a structured
 array of (key: 32 bytes, vec: float32[dim]). A flush writes a new shard to a temporary name and renames it
@@ -11,7 +11,7 @@ into place (atomic on POSIX), so a crash mid-write leaves at most a stray `.tmp-
 never a corrupt shard. Two jobs may share a directory: shard names are unique, a duplicate key is harmless.
 When the shard count passes `max_shards`, a flush merges them into one. Shards are memory-mapped on load.
 
-The model is loaded lazily, only when a miss needs it, and encodes through `membench.encoder`, whose vectors
+The model is loaded lazily, only when a miss needs it, and encodes through `membench.embedding.encoder`, whose vectors
 do not depend on which other texts are embedded with them: a text gets the same bytes whichever job embeds it.
 Counters: `hits` (texts served without the model, including repeats within one call), `misses` (distinct texts
 embedded), `model_calls` (encoder invocations).
@@ -31,8 +31,8 @@ import numpy as np
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 ENV_CACHE_DIR = "MEMBENCH_EMBEDDING_CACHE"
 
-from membench import numerics
-from membench.encoder import Encoder, load_encoder, pick_device
+from membench.embedding import numerics
+from membench.embedding.encoder import Encoder, load_encoder, pick_device
 
 
 def default_model_path() -> str:
@@ -71,8 +71,8 @@ class EmbeddingCache:
 
     `model_id` names the model inside the cache key (default: the MiniLM id, or the folder name of
     `model_path`); `encoder` replaces the model by any callable list[str] -> array (tests use it);
-    `threads`, `backend`, `device` and `precision` are passed to `membench.encoder.load_encoder`; `numeric_tag` (default: this
-    process's `membench.numerics.cache_tag`) is part of every key.
+    `threads`, `backend`, `device` and `precision` are passed to `membench.embedding.encoder.load_encoder`; `numeric_tag` (default: this
+    process's `membench.embedding.numerics.cache_tag`) is part of every key.
     """
 
     def __init__(self, path: Path | str | None, model_path: str | Path | None = None, batch_size: int = 64, *,

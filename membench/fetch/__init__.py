@@ -1,0 +1,1 @@
+"""Getting a benchmark's files: checksum-verified downloads with retries, and safe archive extraction."""
