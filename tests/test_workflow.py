@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -238,3 +239,20 @@ def test_readme_plugin_validates():
                           cwd=REPO, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert done.returncode == 0 and "OK" in done.stdout, done.stdout + done.stderr
     assert "```python\n# my_memory.py" in (REPO / "README.md").read_text()
+
+
+def test_a_failed_job_leaves_no_report_a_rerun_accepts(workflow):
+    """Last in this module: it leaves the task-words chain failed. An adapter that now raises fails its rank job;
+    Snakemake removes that job's outputs, and the next run plans the report again instead of trusting the old one."""
+    plugin = workflow / "plugins" / "readme_plugin.py"
+    plugin.write_text(PLUGIN.replace("        words = set(", "        raise RuntimeError('broken on purpose')\n"
+                                     "        words = set("), encoding="utf-8")
+    failed = snakemake(workflow, "--cores", "2", "results/report.md")
+    assert failed.returncode != 0 and "broken on purpose" in failed.stderr + "".join(
+        p.read_text() for p in (workflow / "logs" / "rank").rglob("task-words.log"))
+    # the failed job's files are removed (jobs never started keep their older, now outdated, files)
+    assert not all((workflow / "results" / d / "runs" / "task-words.parquet").exists()
+                   for d in ("lme-fragment", "locomo", "procedural"))
+    planned = snakemake(workflow, "results/report.md", "-n", "--quiet", "rules")
+    text = planned.stdout + planned.stderr
+    assert re.search(r"^report\s+1$", text, re.M) and re.search(r"^rank\s+[1-3]$", text, re.M), text
