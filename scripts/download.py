@@ -1,9 +1,5 @@
 """Rule download: fetch a dataset's files with retries and checksum checks into resources/{dataset}."""
-from pathlib import Path
+from membench.plumbing.job import run_stage
+from membench.stages import download
 
-from membench.fetch.download import materialize
-from membench.logs import log_to
-
-with log_to(snakemake.log[0]):
-    materialize(snakemake.wildcards.dataset, dict(snakemake.params.spec), Path(snakemake.output[0]),
-                retries=snakemake.params.retries, timeout=snakemake.params.timeout)
+run_stage(snakemake, download.rule_download)

@@ -1,12 +1,5 @@
 """Rule retrieval_log: a LongMemEval run in the benchmark's own retrieval-log format."""
-from pathlib import Path
+from membench.plumbing.job import run_stage
+from membench.stages import retrieval_log
 
-import pandas as pd
-
-from membench.logs import log_to
-from membench.scoring.retrieval_log import write_log
-from membench.scoring.tables import Gold
-
-with log_to(snakemake.log[0]):
-    write_log(pd.read_parquet(snakemake.input.run), Gold.load(dict(snakemake.input.items())),
-              pd.read_parquet(snakemake.input.scores), snakemake.wildcards.granularity, Path(snakemake.output.log))
+run_stage(snakemake, retrieval_log.rule_retrieval_log)

@@ -22,6 +22,7 @@ from membench.memory.registry import is_memory_system, load_memory_system
 from membench.memory.run import run_memory
 from membench.sessions.reader import StorePaths
 from membench.stages.model_calls import make_client, write_cost
+from membench.plumbing.job import Job
 
 log = logging.getLogger(__name__)
 STAGES = ("memory-ingest", "memory-search")
@@ -64,3 +65,12 @@ def run(kind: str, store_paths: StorePaths, spec: str, params: Mapping[str, Any]
              memory["sessions_ingested"], memory["sessions_reused"], memory["ingest_seconds"],
              memory["search_seconds"])
     return meta
+
+
+def rule_rank_memory(job: Job) -> None:
+    """Rule rank_memory: a memory system ingests the session logs once, then answers every question's search."""
+    out, p, w = job.output, job.params, job.wildcards
+    run(p.kind, job.input.files(), p.spec, dict(p.adapter_params), p.depth, w.adapter, run_path=out.run,
+        trec_path=out.trec, meta_path=out.meta, cost_path=out.cost, store_root=Path(p.store),
+        embeddings_dir=Path(p.embeddings), config={"llm": dict(p.llm)}, llm_cache=Path(p.llm_cache),
+        dataset=w.dataset, embedding_options=dict(p.embedding_options))

@@ -28,6 +28,7 @@ from membench.qa.verdict import (RULE_RUBRIC, gold_for, rubric_version, rule_ver
                                   verdict_type)
 from membench.stages.model_calls import StageStopped, call_batch, make_client, stop_note, write_cost
 from membench.stages.qa import check_kind, select_questions
+from membench.plumbing.job import Job
 
 log = logging.getLogger(__name__)
 
@@ -91,3 +92,10 @@ def run(kind: str, tables: Path | Mapping[str, Path], out_path: Path, config: Ma
         raise StageStopped("qa-calibration", stop, f"{message}; {int((out.status != 'ok').sum())} of {len(out)} "
                                                    f"probes not judged; {stop_note(cache_path)}")
     return out
+
+
+def rule_qa_calibration(job: Job) -> None:
+    """Rule qa_calibration: the QA judge asked about known-answer probes."""
+    p = job.params
+    run(p.kind, job.input.files(), job.output.path("probes"), p.config, Path(p.cache), job.output.path("cost"),
+        dataset=job.wildcards.dataset)

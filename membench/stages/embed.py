@@ -26,6 +26,7 @@ from membench.io import atomic_write_parquet, atomic_write_text
 from membench.sessions.reader import SessionStore, StorePaths
 from membench.stages.embed_shards import TEXT_COLUMNS
 from membench.stages.rank import granularities_for
+from membench.plumbing.job import Job
 
 log = logging.getLogger(__name__)
 
@@ -60,3 +61,9 @@ def collect(kind: str, store_paths: StorePaths, runs: list[dict[str, Any]], text
     log.info("%d distinct texts to embed for %d runs (%d with repeats)", len(table), len(runs),
              summary["occurrences"])
     return table
+
+
+def rule_embed_texts(job: Job) -> None:
+    """Rule embed_texts: a dataset's embedding runs -> the distinct texts they embed (+ a count summary)."""
+    collect(job.params.kind, job.input.files(), list(job.params.runs), job.output.path("texts"),
+            job.output.path("summary"), dict(job.params.options))

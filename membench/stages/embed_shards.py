@@ -19,6 +19,7 @@ import pandas as pd
 from membench.embedding.cache import EmbeddingCache, default_model_path
 from membench.machine.environment import embedding_record
 from membench.io import atomic_write_text
+from membench.plumbing.job import Job
 
 log = logging.getLogger(__name__)
 
@@ -89,3 +90,14 @@ def mark_embedded(dataset: str, manifests: list[Path], marker: Path) -> dict[str
     out = {"dataset": dataset, "shards": {str(p): json.loads(p.read_text(encoding="utf-8")) for p in manifests}}
     atomic_write_text(marker, json.dumps(out, indent=2, sort_keys=True) + "\n")
     return out
+
+
+def rule_embed(job: Job) -> None:
+    """Rule embed: one shard of the datasets' distinct texts -> vectors in the embedding cache (+ a manifest)."""
+    embed_shard(job.input.paths("texts"), int(job.wildcards.shard), job.params.shards, Path(job.params.cache),
+                job.output.path("manifest"), {**job.params.options, "threads": job.threads})
+
+
+def rule_embedded(job: Job) -> None:
+    """Rule embedded: the shards that embedded a dataset's texts -> the marker its embedding runs' ranks wait for."""
+    mark_embedded(job.wildcards.dataset, job.input.paths("shards"), job.output.path("marker"))

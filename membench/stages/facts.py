@@ -28,6 +28,7 @@ from typing import Any
 
 from membench.config import config_section
 from membench.benchmarks.registry import supporting
+from membench.datasets.locomo import find_file
 from membench.datasets.tables import dataset_files, needed
 from membench.errors import InputError
 from membench.facts.extract import (facts_parser, facts_request, fact_records, load_session, render_session,
@@ -37,6 +38,7 @@ from membench.io import atomic_write_text
 from membench.llm.prompts import load_prompt
 from membench.sessions.reader import StorePaths, store_files
 from membench.stages.model_calls import StageStopped, call_batch, make_client, stop_note, write_cost
+from membench.plumbing.job import Job
 
 log = logging.getLogger(__name__)
 
@@ -118,3 +120,15 @@ def observations(locomo_json: Path, tables: Path | Mapping[str, Path], out_dir: 
     log.info("locomo observations: %d facts in %d sessions; %d of %d dia_id refs unmapped", manifest["facts"],
              manifest["sessions"], manifest["unmapped_refs"], manifest["refs"])
     return manifest
+
+
+def rule_facts_llm(job: Job) -> None:
+    """Rule facts_llm: the session logs -> facts extracted by a model (every call through the cache)."""
+    p = job.params
+    run(p.kind, job.input.files(), job.output.path("facts"), p.config, Path(p.cache), job.output.path("cost"),
+        dataset=job.wildcards.dataset)
+
+
+def rule_facts_observation(job: Job) -> None:
+    """Rule facts_observation: LoCoMo's own observations -> fact logs."""
+    observations(find_file(Path(job.params.source)), job.input.files(), Path(job.output.every[0]))

@@ -35,6 +35,7 @@ from membench.llm.prompts import load_prompt
 from membench.scoring import extended
 from membench.scoring.tables import Gold
 from membench.stages.model_calls import StageStopped, call_batch, make_client, stop_note, write_cost
+from membench.plumbing.job import Job
 
 log = logging.getLogger(__name__)
 
@@ -113,3 +114,15 @@ def score(run_path: Path, tables: Path | Mapping[str, Path], judgment_paths: Ite
                             read_judgments([Path(p) for p in judgment_paths]))
     atomic_write_parquet(scores, Path(out_path))
     return scores
+
+
+def rule_judge(job: Job) -> None:
+    """Rule judge: a Procedural run's unlabelled top-k trajectories -> the model's relevance grades."""
+    p = job.params
+    run(job.input.files(), job.input.path("run"), job.output.path("judgments"), p.config, Path(p.cache),
+        job.output.path("cost"), dataset=job.wildcards.dataset, adapter=job.wildcards.adapter)
+
+
+def rule_score_extended(job: Job) -> None:
+    """Rule score_extended: a run scored with the official labels plus the judge's grades."""
+    score(job.input.path("run"), job.input.files(), job.input.paths("judgments"), job.output.path("scores"))

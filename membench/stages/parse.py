@@ -13,6 +13,7 @@ from membench.datasets.errata import apply_errata
 from membench.datasets.errata.evidence import apply_evidence_errata
 from membench.datasets.subset import subset
 from membench.io import sha256_file
+from membench.plumbing.job import Job
 
 log = logging.getLogger(__name__)
 
@@ -43,3 +44,9 @@ def run(kind: str, source: Path, out: Path | Mapping[str, Path], errata: Mapping
     for entry in parsed.log.as_list():
         log.info("normalisation %s (%s): %d", entry["code"], entry["action"], entry["count"])
     return parsed.counts
+
+
+def rule_parse(job: Job) -> None:
+    """Rule parse: a benchmark's published file -> the parsed tables."""
+    p = job.params
+    run(p.kind, Path(p.source), job.output.files(), p.errata, p.subset, p.category_names, p.sha256)

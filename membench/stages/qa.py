@@ -52,6 +52,7 @@ from membench.qa.judging import EXCLUDED, fold_verdicts, upstream_gold, verdict_
 from membench.qa.verdict import RULE_RUBRIC, gold_for, rule_verdict, verdict_parser
 from membench.scoring.qa import qa_rows
 from membench.stages.model_calls import StageStopped, call_batch, make_client, stop_note, write_cost
+from membench.plumbing.job import Job
 
 log = logging.getLogger(__name__)
 
@@ -224,3 +225,10 @@ def _answers_into_rows(kind: str, records: list[dict], rows: list[dict], replies
             continue
         todo.append((i, q, answer))
     return todo
+
+
+def rule_qa(job: Job) -> None:
+    """Rule qa: answer mode for one run (answer from its top k, then the verdicts)."""
+    p, out = job.params, job.output
+    run(p.kind, job.input.files(), job.input.path("run"), out.path("qa"), out.path("scores"), p.config,
+        Path(p.cache), out.path("cost"), dataset=job.wildcards.dataset, adapter=job.wildcards.adapter)

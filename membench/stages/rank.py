@@ -25,6 +25,7 @@ from membench.datasets.run_files import RUN_COLUMNS, id_maps, run_table, write_t
 from membench.datasets.tables import needed
 from membench.sessions.reader import SessionStore, StorePaths, store_files
 from membench.sessions.view import Query
+from membench.plumbing.job import Job
 
 log = logging.getLogger(__name__)
 
@@ -125,3 +126,23 @@ def run_part(kind: str, store_paths: StorePaths, spec: str, params: dict[str, An
     atomic_write_parquet(result, out)
     log.info("part %d/%d: %d rows for %d questions", part, parts, len(result), result.question_id.nunique())
     return result
+
+
+def _facts(job: Job) -> Path | None:
+    facts = job.input.paths("facts")
+    return facts[0] if facts else None
+
+
+def rule_rank(job: Job) -> None:
+    """Rule rank: one adapter over every question of one dataset (or the merge of its rank_part jobs)."""
+    p, out = job.params, job.output
+    run(p.kind, job.input.files(), p.spec, dict(p.adapter_params), p.depth, out.path("run"), out.path("trec"),
+        out.path("meta"), Path(p.embeddings), job.wildcards.adapter, _facts(job), dict(p.embedding_options),
+        job.input.paths("parts"))
+
+
+def rule_rank_part(job: Job) -> None:
+    """Rule rank_part: one contiguous part of the questions, for a sharded rank."""
+    p = job.params
+    run_part(p.kind, job.input.files(), p.spec, dict(p.adapter_params), p.depth, int(job.wildcards.part), p.parts,
+             job.output.path("part"), Path(p.embeddings), _facts(job), dict(p.embedding_options))

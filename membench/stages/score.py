@@ -13,6 +13,7 @@ from membench.benchmarks.registry import benchmark
 from membench.datasets.tables import QREL_COLUMNS, dataset_files, needed
 from membench.io import atomic_write_parquet
 from membench.scoring.tables import Gold, frame
+from membench.plumbing.job import Job
 
 log = logging.getLogger(__name__)
 
@@ -46,3 +47,13 @@ def run_published(kind: str, run_path: Path, tables: Path | Mapping[str, Path], 
     atomic_write_parquet(scores, out)
     log.info("%s: %d questions scored on the evidence as published", run_path, scores.question_id.nunique())
     return scores
+
+
+def rule_score(job: Job) -> None:
+    """Rule score: a run -> per-question scores by the benchmark's own formulas."""
+    run(job.params.kind, job.input.path("run"), job.input.files(), job.output.path("scores"))
+
+
+def rule_score_published(job: Job) -> None:
+    """Rule score_published: a run scored by the protocol of a published figure."""
+    run_published(job.params.kind, job.input.path("run"), job.input.files(), job.output.path("scores"))

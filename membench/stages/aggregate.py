@@ -1,0 +1,26 @@
+"""aggregate and summary stages: one dataset's score files -> means, CIs and paired tests; then all datasets' tables
+concatenated into results/summary.parquet and significance.parquet (the formulas: membench.analysis.aggregate)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from membench.analysis.aggregate import SIGNIFICANCE_COLUMNS, SUMMARY_COLUMNS, aggregate_datasets, concat_tables
+from membench.io import atomic_write_parquet
+from membench.plumbing.job import Job
+
+
+def rule_aggregate(job: Job) -> None:
+    """Rule aggregate: one dataset's score files -> its summary and significance tables."""
+    p, dataset = job.params, job.wildcards.dataset
+    files = [(d, a, Path(f)) for (d, a), f in zip(p.score_keys, job.input.scores)]
+    summary, significance = aggregate_datasets(files, {dataset: job.input.path("questions")}, {dataset: p.kind},
+                                               p.baseline, p.resamples, p.seed, p.cluster, p.ablation)
+    atomic_write_parquet(summary, job.output.path("summary"))
+    atomic_write_parquet(significance, job.output.path("significance"))
+
+
+def rule_summary(job: Job) -> None:
+    """Rule summary: every dataset's tables in one summary and one significance table."""
+    atomic_write_parquet(concat_tables(job.input.summaries, SUMMARY_COLUMNS), job.output.path("summary"))
+    atomic_write_parquet(concat_tables(job.input.significance, SIGNIFICANCE_COLUMNS), job.output.path("significance"))

@@ -1,0 +1,44 @@
+"""One hand-off (issue 24, item 1): every rule script reads its Snakemake object into a `Job` and calls one stage
+function named after its rule; no script holds logic. And the `Job` itself: named access, paths, clear errors."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from membench.plumbing.job import Job, Named
+
+
+def test_every_script_is_one_run_stage_call_to_its_rules_stage():
+    scripts = sorted((REPO / "scripts").glob("*.py"))
+    assert len(scripts) == 25
+    for script in scripts:
+        rest = []
+        for node in ast.parse(script.read_text(encoding="utf-8")).body:
+            text = ast.unparse(node)
+            if isinstance(node, (ast.Import, ast.ImportFrom)) or (isinstance(node, ast.Expr) and isinstance(
+                    node.value, ast.Constant)):
+                continue  # imports and the docstring
+            if script.stem.startswith("rank") and text.startswith("os.environ.setdefault('OMP_NUM_THREADS'"):
+                continue  # rank jobs keep torch to their `threads:` before it can be imported
+            rest.append(node)
+        assert len(rest) == 1 and isinstance(rest[0], ast.Expr), script  # one statement: the stage call
+        call = rest[0].value
+        assert ast.unparse(call.func) == "run_stage" and ast.unparse(call.args[0]) == "snakemake", script
+        assert ast.unparse(call.args[1]).endswith(f".rule_{script.stem}"), script
+
+
+def test_a_job_names_its_files_and_says_what_is_missing(tmp_path):
+    job = Job(input=Named({"run": "results/x/runs/bm25.parquet", "parts": ["a.parquet", "b.parquet"], "facts": []}),
+              params=Named({"kind": "locomo"}), threads=2)
+    assert job.input.run == "results/x/runs/bm25.parquet" and job.params.kind == "locomo"
+    assert job.input.path("run") == Path("results/x/runs/bm25.parquet")
+    assert job.input.paths("parts") == [Path("a.parquet"), Path("b.parquet")] and job.input.paths("facts") == []
+    assert job.input.files() == {"run": "results/x/runs/bm25.parquet", "parts": ["a.parquet", "b.parquet"],
+                                 "facts": []}
+    with pytest.raises(TypeError, match="'parts' holds 2 files, not one"):
+        job.input.path("parts")
+    with pytest.raises(AttributeError, match="no entry named 'scores' \\(has run, parts, facts\\)"):
+        job.input.scores
