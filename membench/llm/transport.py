@@ -149,7 +149,7 @@ class Transport:
     max_backoff: float = 30.0
     max_retry_after: float = 60.0
     sleep: Callable[[float], None] = time.sleep
-    _warned_no_usage: bool = False
+    _warned_no_usage: bool = field(default=False, init=False)  # said once per transport
 
     def call(self, messages: list, params: dict, stage: str) -> Outcome:
         """One completion with retries. BudgetExceeded and LLMConfigError propagate."""

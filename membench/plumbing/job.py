@@ -65,7 +65,6 @@ class Job:
     wildcards: Named = field(default_factory=lambda: Named({}))
     log: Path | None = None
     threads: int = 1
-    rule: str = ""
 
     @classmethod
     def from_snakemake(cls, smk: Any) -> "Job":
@@ -74,7 +73,7 @@ class Job:
 
         return cls(input=named(smk.input), output=named(smk.output), params=named(smk.params),
                    wildcards=named(smk.wildcards), log=Path(smk.log[0]) if len(smk.log) else None,
-                   threads=int(smk.threads), rule=str(getattr(smk, "rule", "")))
+                   threads=int(smk.threads))
 
 
 def run_stage(smk: Any, stage: Callable[[Job], Any], file_only: Sequence[str] = ()) -> Any:

@@ -28,10 +28,10 @@ REPO = Path(__file__).resolve().parents[2]  # membench/plumbing/provenance.py ->
 _PARSER = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]  # cached imports name the code that read them
 
 
-def code_version(*paths: str | Path) -> str:
-    """Short hash of the bytes of the given files / folders' .py files (relative to the repo root)."""
+def code_version(files: list[Path]) -> str:
+    """Short hash of the given files' bytes, each named by its path relative to the repo root."""
     digest = hashlib.sha256()
-    for path in sorted(_files(paths)):
+    for path in sorted(files):
         digest.update(str(path.relative_to(REPO)).encode())
         digest.update(file_bytes(path))
     return digest.hexdigest()[:16]
@@ -54,12 +54,14 @@ def file_bytes(path: Path) -> bytes:
 
 def script_version(script: str | Path) -> str:
     """Short hash of a rule script's whole closure (`script_files`): the one code version every rule carries."""
-    return code_version(*script_files(script))
+    return code_version(script_files(script))
 
 
 def script_files(script: str | Path) -> list[Path]:
     """A rule script, the files under membench/ its imports reach, and the data files those declare."""
     path = Path(script) if Path(script).is_absolute() else REPO / script
+    if not path.is_file():
+        raise FileNotFoundError(f"script_version: {path} does not exist")
     files = {path}
     for name in imports_of(path, "__main__"):
         if name.split(".")[0] == "membench":
@@ -83,19 +85,6 @@ def _data_globs(module: Path, stamp: tuple[int, int]) -> tuple[str, ...]:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "DATA_FILES" for t in node.targets):
             return tuple(ast.literal_eval(node.value))
     return ()
-
-
-def _files(paths) -> set[Path]:
-    found: set[Path] = set()
-    for p in paths:
-        path = Path(p) if Path(p).is_absolute() else REPO / p
-        if path.is_dir():
-            found.update(f for f in path.rglob("*") if f.is_file() and f.suffix in (".py", ".txt"))
-        elif path.exists():
-            found.add(path)
-        else:
-            raise FileNotFoundError(f"code_version: {path} does not exist")
-    return found
 
 
 # ---------------------------------------------------------------- import closure
