@@ -34,7 +34,7 @@ def embedding_runs(dataset_dir: Path) -> list[dict[str, Any]]:
 
 def _documents_of(spec: str) -> Callable:
     """The function that turns a haystack into the texts a run embeds: the adapter's own, or the plain one."""
-    from membench.adapters.registry import load_adapter
+    from membench.runs.registry import load_adapter
 
     adapter = load_adapter(spec, {})
     base = getattr(adapter, "base", adapter)

@@ -28,7 +28,7 @@ from rank_bm25 import BM25Okapi  # noqa: E402
 
 from membench.benchmarks.registry import parse_dataset  # noqa: E402
 from membench.embedding.cache import EmbeddingCache  # noqa: E402
-from membench.sessions.ingest import ingest  # noqa: E402
+from membench.stages.ingest import ingest  # noqa: E402
 from membench.sessions.reader import SessionStore  # noqa: E402
 
 

@@ -11,7 +11,7 @@ import sys
 
 
 def _validate(argv: list[str]) -> int:
-    from membench.adapters.validate import main
+    from membench.runs.validate import main
 
     return main(argv)
 

@@ -23,3 +23,9 @@ class InputError(ValueError):
 
 class DownloadError(InputError):
     """A dataset could not be fetched, verified or unpacked; ``path`` is the URL, file or archive at fault."""
+
+
+class AdapterLoadError(ValueError):
+    """A system spec that names no built-in, or a plugin that cannot be imported or used (`membench.runs.registry`)."""
+
+    exit_quietly = True  # membench.logs: the message says it all; the traceback goes to the job's log only

@@ -3,7 +3,7 @@ import os
 
 os.environ.setdefault("OMP_NUM_THREADS", str(snakemake.threads))  # the embedding model keeps to `threads:`
 
-from membench.memory import stage  # noqa: E402
+from membench.stages import rank_memory  # noqa: E402
 from membench.plumbing.job import run_stage  # noqa: E402
 
-run_stage(snakemake, stage.rule_rank_memory, file_only=("mem0",))  # mem0 logs each insert at INFO
+run_stage(snakemake, rank_memory.rule_rank_memory, file_only=("mem0",))  # mem0 logs each insert at INFO

@@ -79,7 +79,7 @@ def parsed(locomo_dir, procedural_dir, longmemeval_dir):
 @pytest.fixture(scope="session")
 def ingested(parsed, tmp_path_factory):
     """Each real dataset parsed, written and ingested into a temp folder: kind -> folder."""
-    from membench.sessions.ingest import ingest
+    from membench.stages.ingest import ingest
 
     out = {}
     for kind, data in parsed.items():

@@ -12,7 +12,7 @@ from membench.datasets.fields import expect, get, load_json, nonempty_str, uniqu
 from membench.datasets.tables import ParsedDataset, split_of
 from membench.errors import InputError
 from membench.scoring.tables import frame, ranked_lists, rows_for
-from membench.sessions.keys import SessionKeys
+from membench.datasets.session_keys import SessionKeys
 
 
 def parse(source: Path) -> ParsedDataset:

@@ -9,7 +9,7 @@ from membench.adapters.ablation import ablation_runs
 from membench.adapters.bm25_v2 import analyze
 from membench.analysis.aggregate import aggregate
 from membench.config import validate_config
-from membench.plumbing.workflow_plan import adapter_runs
+from membench.runs.plan import adapter_runs
 from test_aggregate import files  # noqa: F401  (fixture)
 
 

@@ -17,7 +17,7 @@ from membench.adapters.bm25 import BM25Adapter
 from membench.adapters.bm25_time import BM25TimeAdapter
 from membench.adapters.bm25_upstream import BM25UpstreamAdapter
 from membench.adapters.bm25_v2 import BM25V2Adapter, analyze
-from membench.adapters.registry import (BUILTINS, AdapterLoadError, adapter_source_files, adapter_version,
+from membench.runs.registry import (AdapterLoadError, builtin_adapters, adapter_source_files, adapter_version,
                                         load_adapter)
 from membench.adapters.retrieval_system import RetrievalSystemAdapter, Trajectory, trajectory_from_session
 from membench.adapters.state_aware import StateAwareAdapter
@@ -389,9 +389,9 @@ def test_trajectory_objects_read_like_upstream_dicts():
 # -- registry ---------------------------------------------------------------------------------------------
 
 def test_builtins_are_all_registered():
-    assert set(BUILTINS) == {"bm25", "bm25-upstream", "bm25-time", "bm25-v2", "dense", "hybrid", "substring",
+    assert set(builtin_adapters()) == {"bm25", "bm25-upstream", "bm25-time", "bm25-v2", "dense", "hybrid", "substring",
                              "state-aware", "action-only"}
-    for name, cls in BUILTINS.items():
+    for name, cls in builtin_adapters().items():
         assert issubclass(cls, Adapter) and cls.name == name and cls.__doc__
 
 

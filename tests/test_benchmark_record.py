@@ -16,9 +16,10 @@ from membench.analysis.aggregate import resampling_for
 from membench.benchmarks.registry import BENCHMARKS, benchmark, kinds, register
 from membench.config import validate_config
 from membench.errors import InputError
-from membench.sessions.ingest import ingest
+from membench.stages.ingest import ingest
 from membench.stages import parse, rank, score
-from membench.plumbing.workflow_plan import runs_for
+from membench.runs.plan import runs_for
+from membench.runs.request import RunFiles, RunRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTES = {
@@ -60,8 +61,8 @@ def test_a_registered_kind_is_parsed_ranked_and_scored(notes_kind, tmp_path):
     counts = parse.run("notes", write_notes(tmp_path / "src", NOTES), folder)
     assert counts == {"notes": 4, "questions": 3}
     ingest(folder, folder)
-    run = rank.run("notes", folder, "bm25", {}, 3, tmp_path / "bm25.parquet", tmp_path / "bm25.trec",
-                   tmp_path / "bm25.json", None, "bm25")
+    run = rank.run(RunRequest("bm25", "bm25", {}, "notes", 3, folder),
+                   RunFiles(tmp_path / "bm25.parquet", tmp_path / "bm25.trec", tmp_path / "bm25.json"))
     # bm25 on 4 notes: q1 matches n1 only (ties after it by position); q2 matches n2 on two words, n3 on one;
     # q3 matches n4 only. Depth 3 (notes is not ranked in full).
     top = {q: list(g.item_id) for q, g in run.groupby("question_id")}

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from membench.embedding import numerics
-from membench.adapters.registry import load_adapter
+from membench.runs.registry import load_adapter
 from membench.embedding.cache import EmbeddingCache, default_model_path
 from membench.embedding.encoder import length_batches, load_model, padfree_encoder
 from membench.io import atomic_write_parquet

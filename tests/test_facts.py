@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from membench.adapters.facts import FactsAdapter
-from membench.adapters.registry import load_adapter
+from membench.runs.registry import load_adapter
 from membench.errors import InputError
 from membench.facts.extract import facts_parser, render_session
 from membench.llm.replies import MalformedReply
@@ -159,7 +159,7 @@ def test_bm25_plus_facts_differs_only_through_fact_text(ingested, tmp_path):
 
     with_facts = SessionStore(folder, user_turns_only=True, facts_dir=tmp_path / "facts")
     plain, augmented = load_adapter("bm25", {}), FactsAdapter(load_adapter("bm25", {}))
-    assert augmented.name == "bm25+facts" and augmented.needs_facts
+    assert augmented.name == "bm25+facts" and "facts" in augmented.needs
     assert augmented.granularities == plain.granularities and augmented.uses_metadata == ()
     assert augmented.config() == {"base": "bm25", "base_config": plain.config(), "with_facts": True}
     query = Query("qz", "zorblax Quimby")

@@ -8,9 +8,9 @@ import random
 import pytest
 
 from conftest import locomo_slice
-from membench.adapters.registry import BUILTINS, load_adapter
+from membench.runs.registry import builtin_adapters, load_adapter
 from membench.benchmarks.registry import parse_dataset
-from membench.sessions.ingest import ingest
+from membench.stages.ingest import ingest
 from membench.datasets.run_files import write_trec
 from membench.stages.rank import granularities_for, rank_dataset
 from membench.io import atomic_write_parquet
@@ -90,7 +90,7 @@ def test_runs_are_byte_identical_under_gold_permutation(kind, request, tmp_path,
     qrels = [(d / "qrels.parquet").read_bytes() for d in (original, permuted)]
     assert qrels[0] != qrels[1], "the permutation must really change the gold"
     checked = 0
-    for name in BUILTINS:
+    for name in builtin_adapters():
         files = []
         for folder in (original, permuted):
             adapter = load_adapter(name, {}, {"embedding_cache_dir": embedding_dir})

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from membench.adapters.registry import load_adapter
+from membench.runs.registry import load_adapter
 from membench.benchmarks.registry import benchmark
 from membench.qa.relevance_judge import grade_parser, trajectory_texts, unlabelled_pairs
 from membench.llm.replies import MalformedReply

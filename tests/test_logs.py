@@ -17,7 +17,7 @@ def test_file_only_loggers_keep_info_off_the_console(tmp_path, capsys):
         logging.getLogger("mem0.vector_stores.qdrant").info("Inserting 1 vectors")
         logging.getLogger("mem0").warning("fastembed not installed")
         logging.getLogger("mem0x").info("another library")
-        logging.getLogger("membench.memory.stage").info("mem0: 3 rows")
+        logging.getLogger("membench.stages.rank_memory").info("mem0: 3 rows")
     console = capsys.readouterr().err
     assert "Inserting 1 vectors" not in console
     assert all(line in console for line in ("fastembed not installed", "another library", "mem0: 3 rows"))

@@ -13,12 +13,12 @@ import pandas as pd
 import pytest
 from rank_bm25 import BM25Okapi
 
-from membench.adapters.registry import load_adapter
+from membench.runs.registry import load_adapter
 from membench.benchmarks.registry import parse_dataset
 from membench.errors import InputError
 from membench.scoring import longmemeval as scorer
 from membench.scoring.tables import Gold
-from membench.sessions.ingest import ingest
+from membench.stages.ingest import ingest
 from membench.stages.rank import rank_dataset
 from upstream_longmemeval import upstream_corpus, upstream_figures, upstream_ranking
 

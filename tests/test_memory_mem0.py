@@ -17,8 +17,10 @@ import yaml
 
 from conftest import locomo_slice, longmemeval_slice, run_snakemake
 from membench.embedding.cache import shared_cache
-from membench.memory import mem0_system, stage
-from membench.memory.registry import builtin_class
+from membench.memory import mem0_system
+from membench.runs.registry import builtin_class
+from membench.runs.request import RunFiles, RunRequest
+from membench.stages import rank_memory
 from membench.memory.run import MemoryRunStopped, run_memory
 from membench.report.costs import cost_table
 from membench.report.headlines import with_ci
@@ -58,10 +60,11 @@ def test_infer_true_calls_go_through_the_cache(longmemeval_dir, embedding_dir, t
     with FakeOpenAIServer(responder=mem0_responder, usage=(1000, 100)) as server:  # $0.00065 a call
         def run(store: str, name: str, budget: float) -> dict:
             out = tmp_path / name
-            stage.run("longmemeval", folder, "mem0", {"infer": True, "turns_per_add": 8}, 50, "mem0-infer",
-                      run_path=out / "run.parquet", trec_path=out / "run.trec", meta_path=out / "run.json",
-                      cost_path=out / "cost.json", store_root=tmp_path / store, embeddings_dir=embedding_dir,
-                      config=llm_config(server, budget), llm_cache=tmp_path / "calls.jsonl", dataset="lme-fragment")
+            request = RunRequest("mem0-infer", "mem0", {"infer": True, "turns_per_add": 8}, "longmemeval", 50, folder,
+                                 embedding_dir)
+            rank_memory.run(request, RunFiles(out / "run.parquet", out / "run.trec", out / "run.json"),
+                            out / "cost.json", tmp_path / store, llm_config(server, budget)["llm"],
+                            tmp_path / "calls.jsonl", "lme-fragment")
             return json.loads((out / "cost.json").read_text())
 
         with pytest.raises(MemoryRunStopped, match="budget"):

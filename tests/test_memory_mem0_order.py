@@ -12,7 +12,7 @@ import pytest
 
 from membench.embedding.cache import shared_cache
 from membench.memory.protocol import MemoryContext, Scope, SessionLog
-from membench.memory.registry import builtin_class
+from membench.runs.registry import builtin_class
 from membench.sessions.view import Query
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("mem0") is None,

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from membench.io import atomic_write_parquet
-from membench.memory.registry import builtin_class
+from membench.runs.registry import builtin_class
 from membench.memory.run import ranked_items, run_memory
 from membench.memory.protocol import Hit
 from membench.sessions.build import chat_session

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from membench.adapters.registry import load_adapter
+from membench.runs.registry import load_adapter
 from membench.report.costs import cost_table
 from membench.stages import facts, judge, qa
 from membench.stages.model_calls import StageStopped

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from membench.adapters.registry import load_adapter
+from membench.runs.registry import load_adapter
 from membench.scoring import longmemeval as scorer
 from membench.scoring.tables import Gold
 from membench.stages.rank import rank_dataset

@@ -5,7 +5,6 @@ get_scores (bit for bit, on every real LoCoMo conversation), the lexsort order v
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from membench.adapters.base import order_by_score
 from membench.adapters.bm25 import BM25Index

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from membench.benchmarks.registry import parse_dataset
-from membench.sessions.ingest import ingest
+from membench.stages.ingest import ingest
 from membench.sessions.reader import SessionStore
 
 GOLD_KEYS = {"has_answer", "answer", "adversarial_answer", "evidence", "answer_session_ids", "relevance"}

@@ -6,7 +6,7 @@ import json
 import re
 
 from membench.dates import locomo_date, locomo_date_text
-from membench.sessions.ingest import ingest
+from membench.stages.ingest import ingest
 from membench.sessions.reader import SessionStore
 
 

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from membench.adapters.validate import main, validate_adapter
+from membench.runs.validate import main, validate_adapter
 
 BROKEN = textwrap.dedent('''
     import random
@@ -119,8 +119,8 @@ def test_broken_plugins_are_flagged(broken, cls, expected):
 
 
 def test_wrapped_greedy_system_still_respects_k(broken):
-    from membench.adapters.registry import load_adapter
-    from membench.adapters.validate import PROCEDURAL, PROCEDURAL_QUERY
+    from membench.runs.registry import load_adapter
+    from membench.runs.validate import PROCEDURAL, PROCEDURAL_QUERY
 
     adapter = load_adapter(f"{broken}:GreedySystem", {})
     assert len(adapter.rank(PROCEDURAL_QUERY, PROCEDURAL, "trajectory", 2)) == 2

@@ -9,7 +9,7 @@ import yaml
 from conftest import REPO
 from membench.config import enabled_datasets, validate_config
 from membench.errors import InputError
-from membench.plumbing.workflow_plan import adapter_runs, requested_datasets, runs_for
+from membench.runs.plan import adapter_runs, requested_datasets, runs_for
 
 BUILT_INS = ("bm25", "bm25-upstream", "bm25-time", "bm25-v2", "dense", "hybrid", "substring", "state-aware",
              "action-only")

@@ -23,6 +23,7 @@ class Adapter:
     name: ClassVar[str] = "adapter"
     uses_metadata: ClassVar[tuple[str, ...]] = ()
     granularities: ClassVar[tuple[str, ...]] = ("turn", "session", "trajectory")
+    needs: ClassVar[frozenset[str]] = frozenset()  # what the workflow prepares for its runs (membench.runs.needs)
 
     def __init__(self, **params: Any):
         self.params = dict(params)

@@ -26,6 +26,7 @@ class DenseAdapter(Adapter):
     """Cosine of normalised MiniLM embeddings; document matrices (`as_columns`) cached per haystack."""
 
     name = "dense"
+    needs = frozenset({"embeddings"})  # the embed stage embeds its texts first
     defaults: dict[str, Any] = {"model_path": None}  # None = the packaged all-MiniLM-L6-v2
 
     def __init__(self, **params):

@@ -27,14 +27,15 @@ class FactsAdapter(Adapter):
     """Rank with a base adapter over documents that carry their facts."""
 
     name = "bm25+facts"
-    needs_facts = True
+    needs = frozenset({"facts"})
 
     def __init__(self, base: Adapter, base_name: str | None = None):
         if not isinstance(base, Adapter):
             raise ValueError("the facts adapter wraps a loaded adapter; name it as '<adapter>+facts' in config")
-        if getattr(base, "needs_facts", False):
+        if "facts" in base.needs:
             raise ValueError(f"base adapter {base.name!r} already adds facts")
         self.base = base
+        self.needs = base.needs | {"facts"}
         super().__init__(base=base_name or base.name)
         self.name = f"{base.name}+facts"
         self.granularities = tuple(base.granularities)

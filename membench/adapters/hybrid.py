@@ -24,6 +24,7 @@ class HybridAdapter(Adapter):
     """Max-normalised BM25 plus weighted MiniLM cosine."""
 
     name = "hybrid"
+    needs = frozenset({"embeddings"})  # the embed stage embeds its texts first
     defaults: dict[str, Any] = {"weight": 1.0, **BM25Adapter.defaults, **DenseAdapter.defaults}
 
     def __init__(self, **params):

@@ -16,7 +16,7 @@ from membench.dates import locomo_date, locomo_date_text
 from membench.datasets.fields import expect, get, load_json, nonempty_str, unique
 from membench.datasets.tables import ParsedDataset, split_of
 from membench.errors import InputError
-from membench.sessions.keys import SessionKeys
+from membench.datasets.session_keys import SessionKeys
 
 KIND = "locomo"
 FILE_NAME = "locomo10.json"

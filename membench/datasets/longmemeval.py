@@ -19,7 +19,7 @@ from membench.dates import longmemeval_date
 from membench.datasets.fields import expect, get, load_json, nonempty_str, unique
 from membench.datasets.tables import ParsedDataset, split_of
 from membench.errors import InputError
-from membench.sessions.keys import SessionKeys
+from membench.datasets.session_keys import SessionKeys
 
 KIND = "longmemeval"
 GOLD_ISSUES = ("abstention", "no_target")  # the reasons upstream's averages skip a question for

@@ -13,7 +13,7 @@ from membench.datasets.gold import LEFT_OUT
 from membench.datasets.tables import ParsedDataset, split_of
 from membench.errors import InputError
 from membench.metrics.procedural import REL_THRESHOLD
-from membench.sessions.keys import SessionKeys
+from membench.datasets.session_keys import SessionKeys
 
 KIND = "procedural"
 CORPUS_FILE = "agentinstruct_trajectories.json"

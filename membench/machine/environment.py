@@ -4,7 +4,7 @@ Why: the same code and data give the same figures only through the same arithmet
 vector extensions, the BLAS libraries, thread counts, package versions, the embedding model's revision and the numeric
 profile its vectors were computed under; `membench compare` shows where two runs differ in any of them.
 Two parts: `machine`, `packages` and `numpy_blas` are read where the summary is written, from files and package
-metadata (importing torch there would cost seconds); `embedding_record` is written by each embed job, where torch is
+metadata (importing torch there would cost seconds); `membench.embedding.record` is written by each embed job, where torch is
 loaded anyway, into its manifest, and `run_environment` gathers the manifests.
 """
 
@@ -15,7 +15,6 @@ import json
 import os
 import platform
 import re
-import sys
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
@@ -87,21 +86,6 @@ def torch_libraries(shown: str | None = None) -> dict[str, str | None]:
 
     return {"blas": find(r"BLAS_INFO=([^,\s]+)"), "mkl": find(r"Math Kernel Library Version ([^\n]+?) for"),
             "onednn": find(r"MKL-DNN (v[\d.]+)")}
-
-
-def embedding_record(model_path: str | None, numeric_tag: str) -> dict[str, Any]:
-    """What one embed job ran on: the model's revision and numeric tag, the machine, and, when this job loaded torch
-    (it embedded something), the code path torch took, its thread count and libraries."""
-    record: dict[str, Any] = {"model_revision": model_revision(model_path) if model_path and Path(model_path).is_dir()
-                              else None, "numeric_tag": numeric_tag, "machine": machine(), "torch": None}
-    if "torch" in sys.modules:
-        import torch
-
-        from membench.embedding import numerics
-
-        record["torch"] = {"numeric_path": numerics.effective(), "threads": torch.get_num_threads(),
-                           "libraries": torch_libraries()}
-    return record
 
 
 def _merged(values: list) -> Any:

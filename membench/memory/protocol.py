@@ -66,6 +66,7 @@ class MemorySystem:
     uses_metadata: ClassVar[tuple[str, ...]] = ()
     granularities: ClassVar[tuple[str, ...]] = ("turn", "session")
     makes_model_calls: ClassVar[bool] = False  # True: membench starts its caching endpoint for this run
+    needs: ClassVar[frozenset[str]] = frozenset()  # beyond the session logs every memory system reads (membench.runs.needs)
 
     def __init__(self, **params: Any):
         self.params = dict(params)
@@ -100,3 +101,8 @@ class MemorySystem:
 
     def close(self) -> None:
         pass
+
+
+def is_memory_system(cls: Any) -> bool:
+    """Whether `cls` is a memory system class (ingest, then search) rather than an adapter."""
+    return isinstance(cls, type) and issubclass(cls, MemorySystem)

@@ -109,14 +109,14 @@ def source_names(spec: Mapping[str, Any]) -> list[str]:
 def _applies(figure: Published, kind: str, spec: Mapping[str, Any], meta: Mapping[str, Any]) -> bool:
     """Whether a run (its metadata as the rank stage records it) on a dataset (its config) has the figure's
     protocol: kind, file, unit, depth, and the built-in with its default parameters."""
-    from membench.adapters.registry import BUILTINS
+    from membench.runs.registry import builtin_class
 
     depth = meta.get("depth")
     return (figure.kind == kind and any(figure.file_name in name for name in source_names(spec))
             and spec.get("units", "upstream") == figure.units
             and (depth == "full" or (isinstance(depth, int) and depth >= figure.k))
             and meta.get("adapter") == figure.adapter
-            and meta.get("config") == dict(getattr(BUILTINS[figure.adapter], "defaults", {})))
+            and meta.get("config") == dict(getattr(builtin_class(figure.adapter), "defaults", {})))
 
 
 def _verdict(figure: Published, mean: float, lo: float, hi: float, n: int) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from membench.adapters.registry import load_adapter
+from membench.runs.registry import load_adapter
 from membench.benchmarks.registry import benchmark
 from membench.embedding.plan import run_texts
 from membench.io import atomic_write_parquet, atomic_write_text

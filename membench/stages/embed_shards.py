@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from membench.embedding.cache import EmbeddingCache, default_model_path
-from membench.machine.environment import embedding_record
+from membench.embedding.record import embedding_record
 from membench.io import atomic_write_text
 from membench.plumbing.job import Job
 
@@ -55,7 +55,7 @@ def embed_shard(texts_paths: Path | list[Path], shard: int, shards: int, cache_d
                 options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Embed this shard's texts of every given texts table (one per dataset) into the cache, only those not
     cached yet; the manifest records the counts and what the vectors were computed on
-    (`membench.machine.environment.embedding_record`). One job serves all datasets so that a run loads the model
+    (`membench.embedding.record.embedding_record`). One job serves all datasets so that a run loads the model
     once per shard, not once per shard and dataset (a load costs ~9 CPU-s, mostly imports)."""
     paths = [texts_paths] if isinstance(texts_paths, (str, Path)) else list(texts_paths)
     table = pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True) if paths else \

@@ -12,12 +12,11 @@ import gc
 import json
 import logging
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 from tqdm import tqdm
 
-from membench.adapters.registry import load_adapter
+from membench.runs.registry import load_adapter
 from membench.benchmarks.registry import benchmark
 from membench.embedding.plan import run_texts
 from membench.io import atomic_write_parquet, atomic_write_text
@@ -26,6 +25,7 @@ from membench.datasets.tables import needed
 from membench.sessions.reader import SessionStore, StorePaths, store_files
 from membench.sessions.view import Query
 from membench.plumbing.job import Job
+from membench.runs.request import RunFiles, RunRequest
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def rank_dataset(kind: str, store_paths: StorePaths, adapter, depth: int,
     """Rank every query (or one contiguous part of them); returns the run with benchmark item ids.
     `store_paths`: the ingest stage's files (`membench.sessions.reader.STORE_FILES`) or the dataset folder;
     `facts_dir` feeds fact-augmented adapters."""
-    if getattr(adapter, "needs_facts", False) and facts_dir is None:
+    if "facts" in getattr(adapter, "needs", ()) and facts_dir is None:
         raise ValueError(f"adapter {adapter.name!r} ranks over facts, but no fact logs were given")
     item_map, query_map = needed(store_files(store_paths), "item_map", "query_map")
     store = SessionStore(store_paths, user_turns_only=benchmark(kind).user_turns_only, facts_dir=facts_dir)
@@ -76,13 +76,6 @@ def rank_dataset(kind: str, store_paths: StorePaths, adapter, depth: int,
     return run_table(rows)
 
 
-def load_ranking_adapter(spec: str, params: dict[str, Any], embedding_cache_dir: Path | None,
-                         embedding_options: dict[str, Any] | None):
-    """The adapter with the run context a rank job gives it: the embedding cache folder and encoder options."""
-    return load_adapter(spec, params, {"embedding_cache_dir": embedding_cache_dir,
-                                       "embedding_options": embedding_options or {}})
-
-
 def merge_parts(kind: str, adapter, parts: list[pd.DataFrame]) -> pd.DataFrame:
     """The parts of a sharded run joined into the run an unsharded job writes, row for row: granularity by
     granularity, and inside one the parts in order (each holds a contiguous slice of the queries)."""
@@ -92,57 +85,44 @@ def merge_parts(kind: str, adapter, parts: list[pd.DataFrame]) -> pd.DataFrame:
     return joined.astype(RUN_COLUMNS)
 
 
-def run(kind: str, store_paths: StorePaths, spec: str, params: dict[str, Any], depth: int, run_path: Path,
-        trec_path: Path, meta_path: Path, embedding_cache_dir: Path | None, name: str,
-        facts_dir: Path | None = None, embedding_options: dict[str, Any] | None = None,
-        part_paths: list[Path] | None = None) -> pd.DataFrame:
+def run(request: RunRequest, files: RunFiles, part_paths: list[Path] | None = None) -> pd.DataFrame:
     """Rank (or, given `part_paths`, merge the parts ranked by `run_part`) and write the run files."""
-    adapter = load_ranking_adapter(spec, params, embedding_cache_dir, embedding_options)
+    kind = request.kind
+    adapter = load_adapter(request.spec, request.params, request.context())
     if part_paths:
         result = merge_parts(kind, adapter, [pd.read_parquet(p) for p in part_paths])
     else:
-        result = rank_dataset(kind, store_paths, adapter, depth, facts_dir)
+        result = rank_dataset(kind, request.store, adapter, request.depth, request.facts)
     if result.empty:
-        raise ValueError(f"adapter {name!r} ranked nothing on a {kind} dataset (granularities "
+        raise ValueError(f"adapter {request.name!r} ranked nothing on a {kind} dataset (granularities "
                          f"{list(adapter.granularities)} vs {list(benchmark(kind).granularities)})")
-    meta = {"name": name, "adapter": spec, "class": f"{type(adapter).__module__}.{type(adapter).__qualname__}",
+    meta = {"name": request.name, "adapter": request.spec,
+            "class": f"{type(adapter).__module__}.{type(adapter).__qualname__}",
             "config": adapter.config(), "uses_metadata": list(adapter.uses_metadata),
-            "granularities": granularities_for(kind, adapter), "depth": benchmark(kind).depth_label(depth),
-            "facts": str(facts_dir) if facts_dir else None}
-    atomic_write_parquet(result, run_path)
-    write_trec(result, trec_path, name)
-    atomic_write_text(meta_path, json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
-    log.info("%s: %d rows for %d questions; config %s", name, len(result), result.question_id.nunique(),
+            "granularities": granularities_for(kind, adapter), "depth": benchmark(kind).depth_label(request.depth),
+            "facts": str(request.facts) if request.facts else None}
+    atomic_write_parquet(result, files.run)
+    write_trec(result, files.trec, request.name)
+    atomic_write_text(files.meta, json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
+    log.info("%s: %d rows for %d questions; config %s", request.name, len(result), result.question_id.nunique(),
              adapter.config())
     return result
 
 
-def run_part(kind: str, store_paths: StorePaths, spec: str, params: dict[str, Any], depth: int, part: int,
-             parts: int, out: Path, embedding_cache_dir: Path | None, facts_dir: Path | None = None,
-             embedding_options: dict[str, Any] | None = None) -> pd.DataFrame:
+def run_part(request: RunRequest, part: int, parts: int, out: Path) -> pd.DataFrame:
     """Rank one contiguous part of the queries (a shard of a large dataset's rank job)."""
-    adapter = load_ranking_adapter(spec, params, embedding_cache_dir, embedding_options)
-    result = rank_dataset(kind, store_paths, adapter, depth, facts_dir, part, parts)
+    adapter = load_adapter(request.spec, request.params, request.context())
+    result = rank_dataset(request.kind, request.store, adapter, request.depth, request.facts, part, parts)
     atomic_write_parquet(result, out)
     log.info("part %d/%d: %d rows for %d questions", part, parts, len(result), result.question_id.nunique())
     return result
 
 
-def _facts(job: Job) -> Path | None:
-    facts = job.input.paths("facts")
-    return facts[0] if facts else None
-
-
 def rule_rank(job: Job) -> None:
     """Rule rank: one adapter over every question of one dataset (or the merge of its rank_part jobs)."""
-    p, out = job.params, job.output
-    run(p.kind, job.input.files(), p.spec, dict(p.adapter_params), p.depth, out.path("run"), out.path("trec"),
-        out.path("meta"), Path(p.embeddings), job.wildcards.adapter, _facts(job), dict(p.embedding_options),
-        job.input.paths("parts"))
+    run(RunRequest.from_job(job), RunFiles.from_job(job), job.input.paths("parts"))
 
 
 def rule_rank_part(job: Job) -> None:
     """Rule rank_part: one contiguous part of the questions, for a sharded rank."""
-    p = job.params
-    run_part(p.kind, job.input.files(), p.spec, dict(p.adapter_params), p.depth, int(job.wildcards.part), p.parts,
-             job.output.path("part"), Path(p.embeddings), _facts(job), dict(p.embedding_options))
+    run_part(RunRequest.from_job(job), int(job.wildcards.part), job.params.parts, job.output.path("part"))

@@ -9,14 +9,15 @@ from membench.benchmarks.registry import benchmark
 from membench.config import absolute_paths, enabled_datasets, is_local, subset_workdir, validate_config
 from membench.logs import one_line_errors
 from membench.plumbing.provenance import script_version
-from membench.plumbing.workflow_plan import (SCOPE_JOIN, adapter_runs, facts_source, judged_runs, qa_runs, requested_datasets,
-                                    runs_for)
+from membench.runs.plan import (SCOPE_JOIN, adapter_runs, facts_source, judged_runs, needs_of_runs, qa_runs,
+                                requested_datasets, runs_for)
 
 with one_line_errors():  # a bad config ends the run with its one-line message, before anything is written
     validate_config(config)
     DATASETS = enabled_datasets(config)
     ADAPTERS = adapter_runs(config)
     RUNS = runs_for(config, DATASETS, ADAPTERS)
+    NEEDS = needs_of_runs(ADAPTERS)  # run -> what its system declares it needs (membench.runs.needs)
 
 # Rule scripts import this repository's membench, also inside a --use-conda environment (which holds only the
 # pinned dependencies of envs/membench.yaml); cluster jobs inherit it with the rest of the environment.
@@ -124,7 +125,7 @@ def evidence_errata_applied(dataset):
 # ---------------------------------------------------------------- adapters
 
 from membench.adapters.ablation import ablated
-from membench.adapters.registry import adapter_source_files, adapter_version, facts_base, memory_runs
+from membench.runs.registry import adapter_source_files, adapter_version
 
 JUDGED = judged_runs(config, RUNS)
 ANSWERED = qa_runs(config, RUNS)
@@ -156,10 +157,7 @@ def adapter_sources(wildcards):
 EMBEDDING_OPTIONS = {k: config["embedding"][k] for k in ("batch_size", "backend", "device", "precision")}
 
 
-# Runs that embed text (their code imports the embedding cache) wait for the embed stage. Decided once per
-# run here: the input functions below ask for every job, and each answer walks the adapter's imports.
-EMBEDDING_RUNS = {a for a in ADAPTERS if any(p.parts[-2:] == ("embedding", "cache.py")
-                                              for p in adapter_source_files(ADAPTERS[a]["adapter"]))}
+EMBEDDING_RUNS = {a for a, needs in NEEDS.items() if needs.embeddings}  # they wait for the embed stage
 
 
 def embedding_run_names(dataset):
@@ -168,7 +166,7 @@ def embedding_run_names(dataset):
 
 def run_facts(dataset, adapter):
     """The fact-log folder a fact-augmented run reads, else None."""
-    if not facts_base(ADAPTERS[adapter]["adapter"]):
+    if not NEEDS[adapter].facts:
         return None
     return f"results/{dataset}/facts/{facts_source(config, dataset)}"
 
@@ -243,7 +241,8 @@ def rank_facts(wildcards):
     return [facts] if facts else []
 
 
-MEMORY_RUNS = memory_runs(ADAPTERS)  # memory-system runs (rule rank_memory) -> whether they make model calls
+# Memory-system runs (they ingest the session logs; the rank_memory rule runs them) -> whether they make model calls.
+MEMORY_RUNS = {a: needs.model_calls for a, needs in NEEDS.items() if needs.session_logs}
 
 
 def memory_cost_files():

@@ -1,6 +1,12 @@
-"""Adapter registry: built-in names, plugins named `module:Class`, and the files/version that define each.
+"""The run registry: every system a run can name, built-in or plugin, what its runs need, and the code behind it.
 
-`load_adapter(spec, params, context)` accepts a built-in name (`BUILTINS`) or `module:Class`. A class that
+One table, `SYSTEMS`, names the built-in systems of both kinds: adapters (`membench.adapters`: ranked over a
+whole haystack by rule rank) and memory systems (`membench.memory`: ingest, then search, by rule rank_memory);
+each is imported only when a run asks for it (mem0 is an optional extra). A plugin is named `module:Class`.
+What a run needs from the workflow is declared, not guessed: `run_needs(spec, params)` reads the class's `needs`
+(see `membench.runs.needs`), and the workflow builds its DAG from those declarations.
+
+`load_adapter(spec, params, context)` accepts a built-in adapter name or `module:Class`. A class that
 subclasses `Adapter` is used directly; a class with the Procedural benchmark's `RetrievalSystem` interface
 (`retrieve`, `get_system_name`, `get_system_info`) is wrapped by `RetrievalSystemAdapter`. After
 construction, an adapter that has `bind_context(context)` receives the run context: an object or mapping
@@ -25,42 +31,49 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from membench.plumbing.provenance import closure as _closure, file_bytes as _file_bytes, plugin_root as _plugin_root, spec_origin as _spec_origin, under as _under
-from membench.adapters.action_only import ActionOnlyAdapter
 from membench.adapters.base import Adapter
-from membench.adapters.bm25 import BM25Adapter
-from membench.adapters.bm25_time import BM25TimeAdapter
-from membench.adapters.bm25_upstream import BM25UpstreamAdapter
-from membench.adapters.bm25_v2 import BM25V2Adapter
-from membench.adapters.dense import DenseAdapter
-from membench.adapters.hybrid import HybridAdapter
+from membench.errors import AdapterLoadError
 from membench.adapters.retrieval_system import RetrievalSystemAdapter, is_retrieval_system
-from membench.adapters.state_aware import StateAwareAdapter
-from membench.adapters.substring import SubstringAdapter
-from membench.memory.registry import builtin_class as memory_builtin, is_memory_system, load_memory_system
+from membench.memory.protocol import is_memory_system
+from membench.runs.needs import Needs, declared
 
-BUILTINS: dict[str, type[Adapter]] = {
-    "bm25": BM25Adapter,
-    "bm25-upstream": BM25UpstreamAdapter,
-    "bm25-time": BM25TimeAdapter,
-    "bm25-v2": BM25V2Adapter,
-    "dense": DenseAdapter,
-    "hybrid": HybridAdapter,
-    "substring": SubstringAdapter,
-    "state-aware": StateAwareAdapter,
-    "action-only": ActionOnlyAdapter,
+# name -> (module, class): the built-in systems. Adapters first, then memory systems.
+SYSTEMS: dict[str, tuple[str, str]] = {
+    "bm25": ("membench.adapters.bm25", "BM25Adapter"),
+    "bm25-upstream": ("membench.adapters.bm25_upstream", "BM25UpstreamAdapter"),
+    "bm25-time": ("membench.adapters.bm25_time", "BM25TimeAdapter"),
+    "bm25-v2": ("membench.adapters.bm25_v2", "BM25V2Adapter"),
+    "dense": ("membench.adapters.dense", "DenseAdapter"),
+    "hybrid": ("membench.adapters.hybrid", "HybridAdapter"),
+    "substring": ("membench.adapters.substring", "SubstringAdapter"),
+    "state-aware": ("membench.adapters.state_aware", "StateAwareAdapter"),
+    "action-only": ("membench.adapters.action_only", "ActionOnlyAdapter"),
+    "mem0": ("membench.memory.mem0_system", "Mem0System"),
+    "session-log": ("membench.memory.session_log", "SessionLogSystem"),
 }
+
+
+def builtin_class(name: str) -> type | None:
+    """The built-in system class called `name` (imported now), or None."""
+    if name not in SYSTEMS:
+        return None
+    module, cls = SYSTEMS[name]
+    return getattr(importlib.import_module(module), cls)
+
+
+def _adapter_names() -> list[str]:
+    return [n for n, (module, _) in SYSTEMS.items() if module.startswith("membench.adapters.")]
+
+
+def builtin_adapters() -> dict[str, type[Adapter]]:
+    """The built-in adapters (not the memory systems, whose libraries are optional), name -> class."""
+    return {n: builtin_class(n) for n in _adapter_names()}
 
 _MEMBENCH_DIR = Path(__file__).resolve().parents[1]
 
 
-class AdapterLoadError(ValueError):
-    """An adapter spec that names no built-in, or a plugin that cannot be imported or used."""
-
-    exit_quietly = True  # membench.logs: the message says it all; the traceback goes to the job's log only
-
-
 def _builtins_hint() -> str:
-    return "built-in adapters: " + ", ".join(BUILTINS) + "; a plugin is named as module:Class"
+    return "built-in adapters: " + ", ".join(_adapter_names()) + "; a plugin is named as module:Class"
 
 
 def _split(spec: str) -> tuple[str, str]:
@@ -94,10 +107,8 @@ def facts_base(spec: str) -> str | None:
 
 def resolve(spec: str) -> type:
     """The class a spec names (imports the plugin module)."""
-    if spec in BUILTINS:
-        return BUILTINS[spec]
-    if memory_builtin(spec):
-        return memory_builtin(spec)
+    if spec in SYSTEMS:
+        return builtin_class(spec)
     if facts_base(spec):
         from membench.adapters.facts import FactsAdapter
 
@@ -145,11 +156,7 @@ def load_adapter(spec: str, params: Mapping[str, Any] | None = None, context: An
 # -- source files and versions -------------------------------------------------------------------------
 
 def _module_of(spec: str) -> str:
-    if spec in BUILTINS:
-        return BUILTINS[spec].__module__
-    if memory_builtin(spec):
-        return memory_builtin(spec).__module__
-    return _split(spec)[0]
+    return SYSTEMS[spec][0] if spec in SYSTEMS else _split(spec)[0]
 
 
 def adapter_source_files(spec: str) -> list[Path]:
@@ -170,7 +177,7 @@ def adapter_source_files(spec: str) -> list[Path]:
     if not _under(origin, _MEMBENCH_DIR):
         roots.append(_plugin_root(module_name, origin))
     files = _closure(module_name, roots)
-    if spec not in BUILTINS and not issubclass(resolve(spec), Adapter) and not is_memory_system(resolve(spec)):
+    if spec not in SYSTEMS and not issubclass(resolve(spec), Adapter) and not is_memory_system(resolve(spec)):
         files += [f for f in _closure(RetrievalSystemAdapter.__module__, roots) if f not in files]
     return sorted(files)
 
@@ -191,12 +198,14 @@ def adapter_version(spec: str, params: Mapping[str, Any] | None = None) -> str:
     return digest.hexdigest()[:16]
 
 
-def memory_runs(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, bool]:
-    """Run name -> whether its system makes model calls, for the runs that are memory systems. Here, not in
-    membench.memory.registry, which would then import this module back (the package's one import circle)."""
-    out = {}
-    for name, run in runs.items():
-        cls = resolve(run["adapter"])
-        if is_memory_system(cls):
-            out[name] = bool(load_memory_system(cls, run["params"]).makes_model_calls)
-    return out
+def run_needs(spec: str, params: Mapping[str, Any] | None = None) -> Needs:
+    """What a run of `spec` needs from the workflow, as its class declares it. A fact-augmented run needs what its
+    base needs and the fact logs; a memory system ingests the session logs, and makes model calls when the
+    configured instance says so (`mem0-infer`)."""
+    if facts_base(spec):
+        return run_needs(facts_base(spec), params).with_(facts=True)
+    cls = resolve(spec)
+    needs = declared(cls, spec)
+    if is_memory_system(cls):
+        needs = needs.with_(session_logs=True, model_calls=bool(cls(**dict(params or {})).makes_model_calls))
+    return needs

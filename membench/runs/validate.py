@@ -19,7 +19,7 @@ import sys
 from typing import Any, Callable, Mapping, Sequence
 
 from membench.adapters.base import Adapter
-from membench.adapters.registry import AdapterLoadError, load_adapter, resolve
+from membench.runs.registry import AdapterLoadError, load_adapter, resolve
 from membench.adapters.retrieval_system import RetrievalSystemAdapter
 from membench.sessions.build import chat_session, trajectory_session
 from membench.sessions.view import Haystack, Query

@@ -1,4 +1,4 @@
-"""Which adapter runs exist and which (dataset, adapter) pairs the workflow builds.
+"""Which runs exist, what each needs, and which (dataset, run) pairs the workflow builds.
 
 An adapter runs on a dataset when one of its granularities is one the dataset is scored at (the
 Procedural baselines rank trajectories only, so they never run on chat benchmarks).
@@ -12,12 +12,13 @@ from typing import Any, Iterable
 
 from membench.adapters.ablation import ablation_runs
 from membench.adapters.base import Adapter
-from membench.adapters.registry import facts_base, resolve
 from membench.adapters.retrieval_system import RetrievalSystemAdapter
 from membench.benchmarks.record import Benchmark
 from membench.benchmarks.registry import benchmark
 from membench.errors import InputError
-from membench.memory.registry import is_memory_system
+from membench.memory.protocol import is_memory_system
+from membench.runs.needs import Needs
+from membench.runs.registry import facts_base, resolve, run_needs
 
 
 def adapter_runs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -41,6 +42,11 @@ def adapter_runs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
         raise InputError("config", f"the baseline adapter {config['baseline']!r} is not among the enabled adapters "
                          f"({', '.join(runs)})", field="baseline")
     return runs
+
+
+def needs_of_runs(runs: dict[str, dict[str, Any]]) -> dict[str, Needs]:
+    """Run name -> what it needs from the workflow, as its system declares (membench.runs.needs)."""
+    return {name: run_needs(run["adapter"], run["params"]) for name, run in runs.items()}
 
 
 def granularities_of(spec: str) -> tuple[str, ...]:

@@ -1,0 +1,52 @@
+"""One run of one system over one dataset: what a rank, rank_part or rank_memory job is asked to do.
+
+The three rank stages take this one description (and the files to write) instead of a dozen loose arguments;
+`from_job` reads it from the rule's job, and tests build it by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from membench.plumbing.job import Job
+from membench.sessions.reader import StorePaths
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    name: str  # the run's name (its key under `adapters:` in the config)
+    spec: str  # the system: a built-in name or `module:Class` (membench.runs.registry)
+    params: Mapping[str, Any]
+    kind: str  # the dataset's benchmark kind
+    depth: int  # how many items per question, where the benchmark does not rank in full
+    store: StorePaths  # the ingest stage's files, or the dataset folder
+    embeddings: Path | None = None  # the embedding cache folder
+    embedding_options: Mapping[str, Any] = field(default_factory=dict)
+    facts: Path | None = None  # the fact logs a fact-augmented run reads
+
+    @classmethod
+    def from_job(cls, job: Job) -> "RunRequest":
+        p = job.params
+        facts = job.input.paths("facts") if "facts" in job.input else []
+        return cls(name=job.wildcards.adapter, spec=p.spec, params=dict(p.adapter_params), kind=p.kind,
+                   depth=p.depth, store=job.input.files(), embeddings=Path(p.embeddings),
+                   embedding_options=dict(p.embedding_options), facts=facts[0] if facts else None)
+
+    def context(self) -> dict[str, Any]:
+        """The run context an adapter's `bind_context` receives: the embedding cache folder and encoder options."""
+        return {"embedding_cache_dir": self.embeddings, "embedding_options": dict(self.embedding_options)}
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """Where a run's files go: the run as Parquet, as a TREC run file, and its metadata."""
+
+    run: Path
+    trec: Path
+    meta: Path
+
+    @classmethod
+    def from_job(cls, job: Job) -> "RunFiles":
+        return cls(job.output.path("run"), job.output.path("trec"), job.output.path("meta"))
