@@ -29,3 +29,13 @@ class AdapterLoadError(ValueError):
     """A system spec that names no built-in, or a plugin that cannot be imported or used (`membench.runs.registry`)."""
 
     exit_quietly = True  # membench.logs: the message says it all; the traceback goes to the job's log only
+
+
+class SystemOutputError(ValueError):
+    """A system's answer to one question broke a rule of `membench.sessions.checks`; names the run and question."""
+
+    exit_quietly = True  # membench.logs: the message says it all; the traceback goes to the job's log only
+
+    def __init__(self, run: str, question: str, problems: list[str]):
+        self.run, self.question, self.problems = run, question, list(problems)
+        super().__init__(f"run {run!r}, question {question!r}: the system " + "; ".join(self.problems))

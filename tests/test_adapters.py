@@ -418,8 +418,9 @@ def test_source_files_and_versions():
         return {p.relative_to(p.parents[1]).as_posix() for p in adapter_source_files(spec)}
 
     # with the package __init__ files an import runs first
-    assert names("bm25") == {"adapters/bm25.py", "adapters/base.py", "sessions/view.py", "membench/text.py",
-                             "membench/__init__.py", "adapters/__init__.py", "sessions/__init__.py"}
+    assert names("bm25") == {"adapters/bm25.py", "adapters/base.py", "sessions/view.py", "sessions/checks.py",
+                             "membench/text.py", "membench/__init__.py", "adapters/__init__.py",
+                             "sessions/__init__.py"}
     assert "membench/dates.py" in names("bm25-v2") and "embedding/cache.py" not in names("bm25-v2")
     assert "adapters/bm25_time.py" not in names("bm25-v2")  # the date cues are shared through membench.dates
     assert {"adapters/dense.py", "adapters/bm25.py", "embedding/cache.py"} <= names("hybrid")

@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Iterable, Sequence
 
 import numpy as np
 
+from membench.sessions.checks import ScoreCountError
 from membench.sessions.view import Document, Haystack, Query
 
 
@@ -52,6 +53,10 @@ class Adapter:
         """Top-k (item_id, score) at `granularity`, best first, ties by haystack position."""
         documents = haystack.documents(granularity)
         scores = self.score(query, documents)
+        if not isinstance(scores, np.ndarray):
+            scores = list(scores)
+        if len(scores) != len(documents):
+            raise ScoreCountError(f"returned {len(scores)} scores from score() for {len(documents)} documents")
         return order_by_score(documents, scores, k)
 
 

@@ -2,8 +2,10 @@
 
 Hits become a ranking of the dataset's items at each granularity the dataset is scored at: at turn
 level every turn ref a hit names (a derived fact names several), at session level the sessions those
-refs (or session keys) belong to; first mention wins, and a ref outside the question's haystack or not a
-ranked unit there (LongMemEval ranks user turns only) is dropped and counted. Every run on a dataset is
+refs (or session keys) belong to; first mention wins, and a ref that is not a ranked unit (LongMemEval ranks
+user turns only) is dropped. Every answer is checked first (`membench.sessions.checks`): a ref outside the
+question's haystack, a ref twice in one hit, a score that is not finite or more than k hits is a
+`SystemOutputError` naming the run and the question. Every run on a dataset is
 asked for the same k as the adapters (`retrieval.depth`; LongMemEval: the whole haystack); a search that
 yields fewer than k items is counted as short, so the report can flag it. A question is searched once per k
 (LoCoMo: once, its turn and session rankings both come from those hits).
@@ -22,9 +24,11 @@ import pandas as pd
 from membench.benchmarks.registry import benchmark
 from membench.datasets.run_files import id_maps, run_table
 from membench.datasets.tables import needed
+from membench.errors import SystemOutputError
 from membench.memory.ledger import IngestLedger
 from membench.memory.plan import plan_stores
 from membench.memory.protocol import MemoryContext, MemorySystem, Scope, SessionLog
+from membench.sessions.checks import hits_problems
 from membench.sessions.reader import SessionStore, StorePaths, store_files
 from membench.sessions.view import Haystack, Query
 
@@ -120,7 +124,7 @@ def ingest_store(system: MemorySystem, sessions, directory: Path, store_dir: Pat
 
 
 def run_memory(kind: str, store_paths: StorePaths, system: MemorySystem, depth: int, store_root: Path,
-               embedding_cache=None, endpoint=None) -> tuple[pd.DataFrame, Accounting]:
+               embedding_cache=None, endpoint=None, name: str | None = None) -> tuple[pd.DataFrame, Accounting]:
     """Ingest and search every query of one dataset; the run (benchmark item ids) and its accounting.
     `store_paths`: the ingest stage's files (`membench.sessions.reader.STORE_FILES`) or the dataset folder."""
     directory, item_map, query_map = needed(store_files(store_paths), "sessions", "item_map", "query_map")
@@ -150,6 +154,7 @@ def run_memory(kind: str, store_paths: StorePaths, system: MemorySystem, depth: 
             for hay in plan.haystacks[store_key]:
                 haystack = store.haystack(hay)
                 scope = Scope(tuple(s.session_id for s in haystack.sessions), directory)
+                refs = set(scope.sessions) | {e.ref for s in haystack.sessions for e in s.events}
                 asked: dict[tuple[str, int], Any] = {}  # one search per question and k, whatever the granularity
                 for granularity in granularities:
                     documents = [d.item_id for d in haystack.documents(granularity)]
@@ -157,9 +162,12 @@ def run_memory(kind: str, store_paths: StorePaths, system: MemorySystem, depth: 
                     for query in queries[hay]:
                         if (query.key, k) not in asked:
                             began = time.perf_counter()
-                            asked[query.key, k] = system.search(query, k, scope)
+                            asked[query.key, k] = hits = system.search(query, k, scope)
                             acc.search_seconds += time.perf_counter() - began
                             acc.searches += 1
+                            problems = hits_problems(hits, k, refs)
+                            if problems:
+                                raise SystemOutputError(name or system.name, qids[query.key], problems)
                         hits = asked[query.key, k]
                         found, foreign = ranked_items(hits, granularity, haystack, set(documents))
                         found = found[:k]

@@ -1,4 +1,6 @@
-"""`membench validate module:Class` -- check that a plugin adapter is usable before a long run.
+"""`membench validate module:Class` -- check that a plugin adapter (or memory system) is usable before a long run.
+
+A memory system is checked by `membench.runs.validate_memory`; what follows is about adapters.
 
 The checks, on two small synthetic haystacks built here (a chat history and a set of procedural
 trajectories): the plugin loads, has a name, `rank(query, haystack, granularity, k)` (or `retrieve(query, k)`
@@ -22,6 +24,9 @@ from membench.adapters.base import Adapter
 from membench.runs.registry import AdapterLoadError, load_adapter, resolve
 from membench.adapters.retrieval_system import RetrievalSystemAdapter
 from membench.sessions.build import chat_session, trajectory_session
+from membench.memory.protocol import is_memory_system
+from membench.runs.validate_memory import validate_memory_system
+from membench.sessions.checks import ranking_problems
 from membench.sessions.view import Haystack, Query
 
 KNOWN_GRANULARITIES = ("turn", "session", "trajectory")
@@ -79,33 +84,13 @@ def _call(fn: Callable[[], Any]) -> tuple[Any, str | None]:
 
 
 def _check_run(run: Any, k: int, ids: set[str], where: str) -> list[str]:
-    """Problems with one `rank` result."""
-    if not isinstance(run, (list, tuple)):
-        return [f"rank() {where} returned a {type(run).__name__}, not a list of (item_id, score) pairs"]
-    problems: list[str] = []
-    if len(run) > k:
-        problems.append(f"rank() {where} returned {len(run)} items (at most {k} allowed)")
-    seen: set[Any] = set()
-    scores: list[float] = []
-    for item in run:
-        if not (isinstance(item, (tuple, list)) and len(item) == 2):
-            problems.append(f"rank() {where} returned {item!r}, which is not an (item_id, score) pair")
-            continue
-        ident, score = item
-        if ident not in ids:
-            problems.append(f"rank() {where} returned the id {ident!r}, which is not in the haystack")
-        if ident in seen:
-            problems.append(f"rank() {where} returned the id {ident!r} more than once")
-        seen.add(ident)
-        if not isinstance(score, float) or isinstance(score, bool):
-            problems.append(f"rank() {where} gave a score of type {type(score).__name__} ({score!r}); "
-                            "scores must be floats")
-        elif math.isnan(score):
-            problems.append(f"rank() {where} gave a NaN score for {ident!r}")
-        else:
-            scores.append(score)
-    if any(b > a for a, b in zip(scores, scores[1:])):
-        problems.append(f"rank() {where} did not put the results best first (scores go up down the list)")
+    """Problems with one `rank` result: the run-time checks (`membench.sessions.checks`), and best first."""
+    problems = [f"rank() {where} {p}" for p in ranking_problems(run, k, ids)]
+    if isinstance(run, (list, tuple)):
+        scores = [s for item in run if isinstance(item, (tuple, list)) and len(item) == 2
+                  for s in item[1:] if isinstance(s, float) and not math.isnan(s)]
+        if any(b > a for a, b in zip(scores, scores[1:])):
+            problems.append(f"rank() {where} did not put the results best first (scores go up down the list)")
     return problems
 
 
@@ -169,6 +154,8 @@ def validate_adapter(spec: str, params: Mapping[str, Any] | None = None) -> list
         cls = resolve(spec)
     except AdapterLoadError as exc:
         return [f"it does not load: {exc}"]
+    if is_memory_system(cls):
+        return validate_memory_system(cls, params, CHAT, CHAT_QUERY)
     problems = _check_interface(cls)
     if problems:
         return problems

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -23,6 +24,8 @@ from membench.io import atomic_write_parquet, atomic_write_text
 from membench.datasets.run_files import RUN_COLUMNS, id_maps, run_table, write_trec
 from membench.datasets.tables import needed
 from membench.sessions.reader import SessionStore, StorePaths, store_files
+from membench.errors import SystemOutputError
+from membench.sessions.checks import ScoreCountError, is_short, ranking_problems
 from membench.sessions.view import Query
 from membench.plumbing.job import Job
 from membench.runs.request import RunFiles, RunRequest
@@ -49,10 +52,13 @@ def part_of(items: list, part: int, parts: int) -> list:
 
 
 def rank_dataset(kind: str, store_paths: StorePaths, adapter, depth: int,
-                 facts_dir: Path | None = None, part: int = 0, parts: int = 1) -> pd.DataFrame:
+                 facts_dir: Path | None = None, part: int = 0, parts: int = 1, name: str | None = None,
+                 short: Counter | None = None) -> pd.DataFrame:
     """Rank every query (or one contiguous part of them); returns the run with benchmark item ids.
     `store_paths`: the ingest stage's files (`membench.sessions.reader.STORE_FILES`) or the dataset folder;
-    `facts_dir` feeds fact-augmented adapters."""
+    `facts_dir` feeds fact-augmented adapters. Every ranking is checked (`membench.sessions.checks`) before it is
+    kept: a bad one is a `SystemOutputError` naming the run (`name`, default the adapter's) and the question;
+    `short` counts, per granularity, the legal rankings with fewer than k items."""
     if "facts" in getattr(adapter, "needs", ()) and facts_dir is None:
         raise ValueError(f"adapter {adapter.name!r} ranks over facts, but no fact logs were given")
     item_map, query_map = needed(store_files(store_paths), "item_map", "query_map")
@@ -69,9 +75,19 @@ def rank_dataset(kind: str, store_paths: StorePaths, adapter, depth: int,
             if hay != seen:
                 seen = hay
                 gc.freeze()  # what is loaded so far (session logs, earlier rows) is never scanned again
-            haystack = store.haystack(hay)
+                haystack = store.haystack(hay)
+                ids = {d.item_id for d in haystack.documents(granularity)}
             k = record.depth_for(haystack, granularity, depth)
-            for rank, (item, score) in enumerate(adapter.rank(query, haystack, granularity, k), 1):
+            try:
+                ranking = adapter.rank(query, haystack, granularity, k)
+            except ScoreCountError as exc:
+                raise SystemOutputError(name or adapter.name, qids[query.key], [str(exc)]) from exc
+            problems = ranking_problems(ranking, k, ids)
+            if problems:
+                raise SystemOutputError(name or adapter.name, qids[query.key], problems)
+            if short is not None and is_short(ranking, k, len(ids)):
+                short[granularity] += 1
+            for rank, (item, score) in enumerate(ranking, 1):
                 rows.append((qids[query.key], rank, mapping[item], score, granularity))
     return run_table(rows)
 
@@ -82,17 +98,24 @@ def merge_parts(kind: str, adapter, parts: list[pd.DataFrame]) -> pd.DataFrame:
     order = {g: i for i, g in enumerate(granularities_for(kind, adapter))}
     joined = pd.concat(parts, ignore_index=True)
     joined = joined.iloc[joined.granularity.map(order).argsort(kind="stable")].reset_index(drop=True)
-    return joined.astype(RUN_COLUMNS)
+    merged = joined.astype(RUN_COLUMNS)
+    merged.attrs = {}  # the parts' counts stay out of the run file, which is the same bytes as an unsharded run's
+    return merged
 
 
 def run(request: RunRequest, files: RunFiles, part_paths: list[Path] | None = None) -> pd.DataFrame:
     """Rank (or, given `part_paths`, merge the parts ranked by `run_part`) and write the run files."""
     kind = request.kind
     adapter = load_adapter(request.spec, request.params, request.context())
+    short: Counter = Counter()
     if part_paths:
-        result = merge_parts(kind, adapter, [pd.read_parquet(p) for p in part_paths])
+        parts = [pd.read_parquet(p) for p in part_paths]
+        for part in parts:
+            short.update(part.attrs.get("short", {}))
+        result = merge_parts(kind, adapter, parts)
     else:
-        result = rank_dataset(kind, request.store, adapter, request.depth, request.facts)
+        result = rank_dataset(kind, request.store, adapter, request.depth, request.facts, name=request.name,
+                              short=short)
     if result.empty:
         raise ValueError(f"adapter {request.name!r} ranked nothing on a {kind} dataset (granularities "
                          f"{list(adapter.granularities)} vs {list(benchmark(kind).granularities)})")
@@ -100,7 +123,8 @@ def run(request: RunRequest, files: RunFiles, part_paths: list[Path] | None = No
             "class": f"{type(adapter).__module__}.{type(adapter).__qualname__}",
             "config": adapter.config(), "uses_metadata": list(adapter.uses_metadata),
             "granularities": granularities_for(kind, adapter), "depth": benchmark(kind).depth_label(request.depth),
-            "facts": str(request.facts) if request.facts else None}
+            "facts": str(request.facts) if request.facts else None,
+            "short_rankings": {g: short[g] for g in granularities_for(kind, adapter)}}
     atomic_write_parquet(result, files.run)
     write_trec(result, files.trec, request.name)
     atomic_write_text(files.meta, json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
@@ -112,7 +136,10 @@ def run(request: RunRequest, files: RunFiles, part_paths: list[Path] | None = No
 def run_part(request: RunRequest, part: int, parts: int, out: Path) -> pd.DataFrame:
     """Rank one contiguous part of the queries (a shard of a large dataset's rank job)."""
     adapter = load_adapter(request.spec, request.params, request.context())
-    result = rank_dataset(request.kind, request.store, adapter, request.depth, request.facts, part, parts)
+    short: Counter = Counter()
+    result = rank_dataset(request.kind, request.store, adapter, request.depth, request.facts, part, parts,
+                          name=request.name, short=short)
+    result.attrs["short"] = dict(short)  # kept in the part's Parquet metadata, summed by the merge
     atomic_write_parquet(result, out)
     log.info("part %d/%d: %d rows for %d questions", part, parts, len(result), result.question_id.nunique())
     return result

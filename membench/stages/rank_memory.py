@@ -43,7 +43,8 @@ def run(request: RunRequest, files: RunFiles, cost_path: Path, store_root: Path,
             stack.callback(client.close)
             endpoint = stack.enter_context(CachingEndpoint(client, STAGES[0]))
         result, acc = run_memory(kind, request.store, system, request.depth, Path(store_root),
-                                 shared_cache(request.embeddings, **dict(request.embedding_options)), endpoint)
+                                 shared_cache(request.embeddings, **dict(request.embedding_options)), endpoint,
+                                 name)
         calls = {s: (endpoint.client.meter.stage(s) if endpoint else {"calls": 0, "cache_hits": 0}) for s in STAGES}
         cost = write_cost(None, endpoint.client, stage="memory", dataset=dataset, adapter=name) if endpoint else {
             "stage": "memory", "dataset": dataset, "adapter": name, "status": "complete", "model": None,
