@@ -101,8 +101,8 @@ def test_mem0_runs_are_gold_blind(longmemeval_dir, embedding_dir, tmp_path):
 
 def test_mem0_raw_messages_on_locomo_end_to_end(tmp_path, locomo_dir, embedding_dir):
     """mem0 (`infer: false`) beside bm25 through the workflow on real LoCoMo, on two of its conversations (conv-26,
-    conv-30: 38 of its 272 sessions, 304 questions); the closing-note figures come from a full run (README
-    "Plugging in a memory system")."""
+    conv-30: 38 of its 272 sessions, 304 questions), sealed (membench.memory.sealed: its own process, no gold); the
+    closing-note figures come from a full run (README "Plugging in a memory system")."""
     work = tmp_path / "work"
     work.mkdir()
     config = {"embeddings_dir": str(embedding_dir), "memory_dir": str(work / "memory"),
@@ -111,7 +111,7 @@ def test_mem0_raw_messages_on_locomo_end_to_end(tmp_path, locomo_dir, embedding_
               "adapters": {**{n: {"enabled": False} for n in ("bm25-upstream", "bm25-time", "bm25-v2", "dense",
                                                                "hybrid", "substring", "state-aware", "action-only")},
                            "mem0": {"enabled": True, "params": {"infer": False}}},
-              "facts": {"source": "none"},
+              "facts": {"source": "none"}, "memory_sealed": True,
               "report": {"bootstrap_resamples": 1000}}
     (work / "mem0.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     done = run_snakemake(work, work / "mem0.yaml", "--cores", "2", "results/report.md")
@@ -122,6 +122,7 @@ def test_mem0_raw_messages_on_locomo_end_to_end(tmp_path, locomo_dir, embedding_
     meta = json.loads((results / "locomo" / "runs" / "mem0.json").read_text())
     assert meta["memory"]["sessions_ingested"] == sessions and meta["memory"]["short_searches"] == {}
     assert meta["memory"]["model_calls"]["memory-ingest"]["calls"] == 0 and meta["depth"] == 100
+    assert meta["memory"]["sealed"] is True
     assert "Inserting" not in done.stderr  # mem0's info line per insert goes to the rule's log only
     assert "Inserting" in (work / "logs" / "rank" / "locomo" / "mem0.log").read_text()
     summary = pd.read_parquet(results / "summary.parquet")

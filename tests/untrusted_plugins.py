@@ -103,3 +103,24 @@ class MemoryTooMany(_FirstTurns):
 
     def search(self, query, k, scope):
         return [Hit((ref,), 1.0) for ref in self.first_refs(scope, k + 1)]
+
+
+class PeeksAtTheMaps(_FirstTurns):
+    """Reads the id map that sits beside the session logs (the scorer's, not the system's, file)."""
+
+    name = "peeks"
+
+    def search(self, query, k, scope):
+        (scope.directory.parent / "maps" / "item_map.parquet").read_bytes()
+        return super().search(query, k, scope)
+
+
+class ReadsTheBenchmarkFile(_FirstTurns):
+    """Reads the benchmark's published file, whose path it was given as a parameter."""
+
+    name = "reads-benchmark"
+
+    def search(self, query, k, scope):
+        with open(self.params["path"], "rb"):
+            pass
+        return super().search(query, k, scope)

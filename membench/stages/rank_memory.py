@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
+
+import membench
 
 from membench.memory.protocol import is_memory_system
 from membench.runs.registry import resolve
@@ -21,6 +24,10 @@ from membench.embedding.cache import shared_cache
 from membench.io import atomic_write_parquet, atomic_write_text
 from membench.memory.endpoint import CachingEndpoint
 from membench.memory.run import run_memory
+from membench.memory.seal import Seal
+from membench.memory.sealed import SealedSystem
+from membench.plumbing.provenance import plugin_root
+from membench.sessions.reader import store_files
 from membench.stages.model_calls import make_client, write_cost
 from membench.plumbing.job import Job
 
@@ -28,15 +35,31 @@ log = logging.getLogger(__name__)
 STAGES = ("memory-ingest", "memory-search")
 
 
+def seal_for(request: RunRequest, cls: type, store_root: Path, gold: Sequence[Path] = ()) -> Seal:
+    """What the sealed system may read: its dataset's session logs, its store, the embedding cache, membench's and
+    its own code; refused: the dataset's results folder, the working directory and `gold` (the benchmark's files)."""
+    sessions = Path(store_files(request.store)["sessions"])
+    origin = Path(sys.modules[cls.__module__].__file__)
+    code = [Path(membench.__file__).parent, plugin_root(cls.__module__, origin)]
+    return Seal.for_run(sessions, Path(store_root), request.embeddings, code, [sessions.parent, Path.cwd(), *gold])
+
+
 def run(request: RunRequest, files: RunFiles, cost_path: Path, store_root: Path, llm: Mapping[str, Any],
-        llm_cache: Path, dataset: str) -> dict:
+        llm_cache: Path, dataset: str, sealed: bool = False, gold: Sequence[Path] = ()) -> dict:
     """Ingest and search with the system `request` names; write its run files and its cost record. `llm`: the
-    config's `llm` section, read when the system makes model calls."""
+    config's `llm` section, read when the system makes model calls. `sealed`: the system runs in a process of its
+    own that cannot read the gold (`membench.memory.sealed`); `gold` adds the benchmark's files to what it may not
+    read."""
     cls, name, kind = resolve(request.spec), request.name, request.kind
     if not is_memory_system(cls):
         raise ValueError(f"run {name!r}: {request.spec!r} is not a memory system (membench.memory.protocol.MemorySystem)")
-    system = cls(**dict(request.params))
     with ExitStack() as stack:
+        if sealed:
+            system = SealedSystem(name, cls, request.params, seal_for(request, cls, store_root, gold),
+                                  (request.embeddings, request.embedding_options))
+            stack.callback(system.shutdown)
+        else:
+            system = cls(**dict(request.params))
         endpoint = None
         if system.makes_model_calls:
             client = make_client({"llm": dict(llm)}, llm_cache, stage=STAGES[0])
@@ -57,7 +80,8 @@ def run(request: RunRequest, files: RunFiles, cost_path: Path, store_root: Path,
             "config": system.config(), "uses_metadata": list(system.uses_metadata),
             "granularities": list(acc.k), "depth": "full" if "full" in acc.k.values() else request.depth,
             "facts": None,
-            "memory": {**memory, "shares_sessions": system.shares_sessions, "ingested": system.ingests()}}
+            "memory": {**memory, "shares_sessions": system.shares_sessions, "ingested": system.ingests(),
+                       "sealed": sealed}}
     atomic_write_parquet(result, files.run)
     write_trec(result, files.trec, name)
     atomic_write_text(files.meta, json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
@@ -72,4 +96,4 @@ def rule_rank_memory(job: Job) -> None:
     """Rule rank_memory: a memory system ingests the session logs once, then answers every question's search."""
     p = job.params
     run(RunRequest.from_job(job), RunFiles.from_job(job), job.output.path("cost"), Path(p.store), p.llm,
-        Path(p.llm_cache), job.wildcards.dataset)
+        Path(p.llm_cache), job.wildcards.dataset, p.sealed, [Path(p.data)])

@@ -29,6 +29,8 @@ rule rank_memory:
         llm_cache=LLM_CACHE,
         llm=config["llm"],
         store=lambda w: f"{config['memory_dir']}/{w.dataset}/{w.adapter}-{adapter_version(adapter_spec(w), adapter_params(w))}",
+        sealed=config["memory_sealed"],
+        data=dataset_source,
         code=script_version("scripts/rank_memory.py"),
     threads: 2
     log:
