@@ -27,3 +27,15 @@ def test_memory_section_says_what_was_ingested_and_flags_short_searches(tmp_path
     section = memory_section(tmp_path, [("locomo", "mem0"), ("locomo", "dense")])
     assert "- locomo: ⚠ runs were asked for different k: k = 100: mem0; k = 50: dense" in section
     assert memory_section(tmp_path, [("locomo", "bm25")]) == ""
+
+
+def test_memory_section_shows_how_an_mcp_servers_results_were_mapped_back(tmp_path):
+    runs = tmp_path / "locomo" / "runs"
+    runs.mkdir(parents=True)
+    stats = {"results": 2000, "by id": 1500, "by text": 490, "unresolved": 10, "resolved_share": 0.995}
+    (runs / "mcp.json").write_text(json.dumps({**MEM0, "memory": {**MEM0["memory"], "system": stats}}))
+    (runs / "mem0.json").write_text(json.dumps({**MEM0, "memory": {**MEM0["memory"], "system": {}}}))
+    section = memory_section(tmp_path, [("locomo", "mcp"), ("locomo", "mem0")])
+    assert ("- locomo / mcp: 99.5% of 2,000 results mapped back to turns (by id 1,500, by exact text 490; 10 matched "
+            "nothing and were dropped)") in section
+    assert "locomo / mem0" not in section

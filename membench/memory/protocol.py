@@ -102,6 +102,11 @@ class MemorySystem:
     def close(self) -> None:
         pass
 
+    def stats(self) -> dict[str, Any]:
+        """What the system counts about its own run, for the run's metadata and the report (none by default; the
+        MCP system: how its results were mapped back to turns)."""
+        return {}
+
 
 def is_memory_system(cls: Any) -> bool:
     """Whether `cls` is a memory system class (ingest, then search) rather than an adapter."""

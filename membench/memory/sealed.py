@@ -89,6 +89,9 @@ class SealedSystem(MemorySystem):
     def close(self) -> None:
         self._call("close")
 
+    def stats(self) -> dict[str, Any]:
+        return self._call("stats")
+
     def shutdown(self) -> None:
         """End the child: its stdin closes, it returns."""
         if self.child.poll() is None:

@@ -39,6 +39,18 @@ def same_k_lines(metas: dict[tuple[str, str], dict]) -> list[str]:
     return lines
 
 
+def resolved_lines(memory: dict[tuple[str, str], dict]) -> list[str]:
+    """For systems whose results name text rather than membench's ids (an MCP server): how many were mapped back."""
+    lines = []
+    for (dataset, run), meta in memory.items():
+        stats = meta["memory"].get("system") or {}
+        if stats.get("results"):
+            lines.append(f"- {dataset} / {run}: {stats['resolved_share']:.1%} of {stats['results']:,} results mapped "
+                         f"back to turns (by id {stats['by id']:,}, by exact text {stats['by text']:,}; "
+                         f"{stats['unresolved']:,} matched nothing and were dropped)")
+    return ["Results mapped back to the logs:", "", *lines, ""] if lines else []
+
+
 def memory_section(results_dir: Path, runs: Iterable[tuple[str, str]]) -> str:
     metas = {(d, a): json.loads((Path(results_dir) / d / "runs" / f"{a}.json").read_text(encoding="utf-8"))
              for d, a in runs}
@@ -64,4 +76,5 @@ def memory_section(results_dir: Path, runs: Iterable[tuple[str, str]]) -> str:
         "were already in a store from an earlier run (ingest time is this run's only). Model calls went through "
         "membench's call cache (see the cost table).", "",
         table(header, rows, numeric=(4, 5, 6, 7, 9, 10, 11)), "",
+        *resolved_lines(memory),
         "Same k for every system:", "", *same_k_lines(metas), ""])

@@ -50,6 +50,7 @@ SYSTEMS: dict[str, tuple[str, str]] = {
     "action-only": ("membench.adapters.action_only", "ActionOnlyAdapter"),
     "mem0": ("membench.memory.mem0_system", "Mem0System"),
     "session-log": ("membench.memory.session_log", "SessionLogSystem"),
+    "mcp": ("membench.memory.mcp_system", "McpMemorySystem"),
 }
 
 

@@ -68,6 +68,7 @@ def run(request: RunRequest, files: RunFiles, cost_path: Path, store_root: Path,
         result, acc = run_memory(kind, request.store, system, request.depth, Path(store_root),
                                  shared_cache(request.embeddings, **dict(request.embedding_options)), endpoint,
                                  name)
+        system_stats = system.stats()
         calls = {s: (endpoint.client.meter.stage(s) if endpoint else {"calls": 0, "cache_hits": 0}) for s in STAGES}
         cost = write_cost(None, endpoint.client, stage="memory", dataset=dataset, adapter=name) if endpoint else {
             "stage": "memory", "dataset": dataset, "adapter": name, "status": "complete", "model": None,
@@ -76,12 +77,12 @@ def run(request: RunRequest, files: RunFiles, cost_path: Path, store_root: Path,
         raise ValueError(f"memory system {name!r} returned nothing on a {kind} dataset")
     memory = acc.as_dict({s: {"calls": c.get("calls", 0), "cache_hits": c.get("cache_hits", 0)}
                           for s, c in calls.items()})
-    meta = {"name": name, "adapter": request.spec, "class": f"{type(system).__module__}.{type(system).__qualname__}",
+    meta = {"name": name, "adapter": request.spec, "class": f"{cls.__module__}.{cls.__qualname__}",
             "config": system.config(), "uses_metadata": list(system.uses_metadata),
             "granularities": list(acc.k), "depth": "full" if "full" in acc.k.values() else request.depth,
             "facts": None,
             "memory": {**memory, "shares_sessions": system.shares_sessions, "ingested": system.ingests(),
-                       "sealed": sealed}}
+                       "sealed": sealed, "system": system_stats}}
     atomic_write_parquet(result, files.run)
     write_trec(result, files.trec, name)
     atomic_write_text(files.meta, json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")

@@ -1,0 +1,111 @@
+"""The MCP memory system against real MCP servers (tests/mcp_memory_server.py, written with the `mcp` SDK) on
+LoCoMo conv-26 + conv-30: over stdio and streamable HTTP, results mapped back by id and by text, resumable."""
+
+from __future__ import annotations
+
+import importlib.util
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import locomo_slice
+from membench.memory.run import run_memory
+from membench.memory.sealed import SealedSystem
+from membench.runs.registry import resolve
+from membench.runs.request import RunRequest
+from membench.stages.rank_memory import seal_for
+from test_gold_permutation import build
+
+pytestmark = [pytest.mark.data, pytest.mark.skipif(importlib.util.find_spec("mcp") is None,
+                                                   reason="the mcp SDK is not installed (pip install -e '.[mcp]')")]
+SERVER = str(Path(__file__).with_name("mcp_memory_server.py"))
+QUESTIONS, TURNS, SESSIONS = 304, 788, 38  # conv-26 + conv-30 (turns: the dialogue lists of locomo10.json)
+
+
+def stdio(*extra: str, **params) -> dict:
+    return {"command": ["python", SERVER, "--data", "{store}/memories.jsonl", *extra],
+            "add": {"tool": "add_memory", "text": "text", "id": "id", "session": "session"},
+            "delete": {"tool": "delete_session", "session": "session"}, **params}
+
+
+@pytest.fixture(scope="module")
+def locomo(locomo_dir, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("mcp")
+    return build("locomo", locomo_slice(locomo_dir, tmp / "slice"), tmp / "locomo")
+
+
+@pytest.fixture(scope="module")
+def by_id(locomo, tmp_path_factory):
+    """The reference run: a server per conversation over stdio, results mapped back by id."""
+    return mcp_run(locomo, tmp_path_factory.mktemp("by-id"), stdio())
+
+
+def mcp_run(folder, store, params, name="mcp"):
+    system = resolve("mcp")(**params)
+    run, acc = run_memory("locomo", folder, system, 50, store, name=name)
+    run.attrs["store"] = str(store)
+    return run, acc, system.stats()
+
+
+def test_stdio_server_by_id_and_resumed_without_ingesting_again(locomo, by_id):
+    run, acc, stats = by_id
+    store = Path(run.attrs["store"])
+    assert acc.stores == 2 and acc.sessions_in_stores == SESSIONS and sum(acc.ingested.values()) == SESSIONS
+    assert run.question_id.nunique() == QUESTIONS and len(run) == QUESTIONS * 50
+    assert stats == {"results": QUESTIONS * 50, "by id": QUESTIONS * 50, "by text": 0, "unresolved": 0,
+                     "resolved_share": 1.0}
+    stored = sum(len((d / "memories.jsonl").read_text().splitlines()) for d in store.iterdir())
+    assert stored == TURNS
+    again, acc2, _ = mcp_run(locomo, store, stdio())  # the server reloads its file; nothing is added twice
+    assert sum(acc2.ingested.values()) == 0 and acc2.reused == SESSIONS and again.equals(run)
+
+
+def test_results_without_ids_are_mapped_back_by_text(locomo, by_id, tmp_path):
+    by_text, _, stats = mcp_run(locomo, tmp_path / "text", stdio("--no-ids"))
+    assert stats["by id"] == 0 and stats["unresolved"] == 0 and stats["by text"] == stats["results"] == QUESTIONS * 50
+    # A text said twice in one conversation names both turns, so a few rankings gain a turn; the first hits agree.
+    first = lambda run: run[run["rank"] == 1].set_index("question_id").item_id  # noqa: E731
+    assert (first(by_id[0]) == first(by_text)).mean() > 0.99
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_http_server_with_one_shared_store_scoped_by_session(locomo, by_id, tmp_path):
+    """One server over streamable HTTP holds both conversations; each search keeps to the question's sessions."""
+    port = free_port()
+    server = subprocess.Popen([sys.executable, SERVER, "--data", str(tmp_path / "http.jsonl"), "--http", str(port)],
+                              stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        params = {"url": f"http://127.0.0.1:{port}/mcp", "share_sessions": True,
+                  "add": {"tool": "add_memory", "text": "text", "id": "id", "session": "session"},
+                  "search": {"tool": "search_memory", "query": "query", "k": "k", "sessions": "sessions"}}
+        run, acc, stats = mcp_run(locomo, tmp_path / "store", params)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert acc.stores == 1 and stats["resolved_share"] == 1.0 and run.equals(by_id[0])
+
+
+def test_the_mcp_system_runs_sealed(locomo, by_id, tmp_path):
+    cls, params = resolve("mcp"), stdio()
+    request = RunRequest("mcp", "mcp", params, "locomo", 50, locomo)
+    system = SealedSystem("mcp", cls, params, seal_for(request, cls, tmp_path / "sealed"))
+    try:
+        sealed, _ = run_memory("locomo", locomo, system, 50, tmp_path / "sealed", name="mcp")
+        stats = system.stats()
+    finally:
+        system.shutdown()
+    assert sealed.equals(by_id[0]) and stats["resolved_share"] == 1.0
