@@ -1,5 +1,18 @@
 """Safe archive extraction: every member is checked before anything is written, so a hostile or broken
-archive (absolute paths, `..` escapes, links leading outside, device files) leaves nothing extracted."""
+archive (absolute paths, `..` escapes, links leading outside, device files) leaves nothing extracted.
+
+Why this is not pooch's ``Unzip``/``Untar`` (read in pooch 1.9's ``processors.py``) nor the standard library's
+extraction filter alone (tried on this project's Python 3.11.7):
+ * pooch's ``Untar`` passes ``filter="data"`` only on Python >= 3.12, so on 3.11 a tar member can write
+   anywhere; its ``Unzip`` is ``zipfile.extractall``, which silently rewrites ``../x`` and ``/x`` to other
+   names rather than refusing them, and writes a zip symlink as a text file. Both extract member by member,
+   so a bad member found late leaves the earlier ones written, and both skip extraction when the files exist.
+ * ``tarfile``'s ``filter="data"`` (kept below as a second guard) strips a leading ``/`` instead of refusing
+   it, checks each member only as it is written (a refused member leaves the earlier ones on disk), and on
+   3.11.7 lacks the June 2025 fixes for link-chain escapes (CVE-2025-4517, -4330, -4138): ``p -> .`` then
+   ``q -> p/p/../..`` is only caught once ``p`` is already written.
+So the check of every member, through the archive's own links, before writing anything stays here.
+"""
 
 from __future__ import annotations
 

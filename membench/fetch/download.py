@@ -6,23 +6,37 @@ A ``url`` may also be a ``file://`` URL or a plain local path, so a user can poi
 ``sha256`` may be null for a default whose checksum upstream does not publish: the download then warns
 and records the hash it saw in a sidecar ``<name>.sha256`` (``sha256sum -c`` format) beside the file.
 
-Only the standard library is used, so the download step needs nothing beyond Python itself.
+What a library does: one HTTP GET streamed to a file is pooch's ``HTTPDownloader`` (requests underneath: it
+raises on a status >= 400, on a timeout and on a body shorter than its Content-Length; a progress bar only
+when stderr is a terminal). Hashing is ``membench.io.sha256_file``; archives are ``membench.fetch.archive``
+(its docstring says why pooch's Unzip/Untar are not used).
+
+What stays here, because pooch does not do it (checked against pooch 1.9's ``core.stream_download``):
+ * which failures are retried. pooch retries every requests error and every hash mismatch alike, with
+   linear waits; membench retries only what can heal by itself -- connection errors, timeouts, truncated
+   bodies, HTTP 429 and 5xx -- with exponential backoff and a numeric Retry-After (capped at a minute),
+   and fails at once on 404/403 and on a checksum mismatch;
+ * ``file://`` URLs and plain local paths as mirrors (pooch has no downloader for them);
+ * the ``.sha256`` sidecar that pins an unpinned download for the next run, and this module's messages;
+ * ``.part`` then rename beside the destination (pooch's temporary file lives in its cache folder), and
+   the swap of a whole dataset folder in :func:`materialize`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import http.client
 import logging
 import os
 import re
 import shutil
+import sys
 import time
-import urllib.error
 import urllib.request
 import uuid
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
+
+import pooch
+import requests
 
 from membench import __version__
 from membench.fetch.archive import archive_kind, safe_extract
@@ -33,11 +47,10 @@ __all__ = ["DownloadError", "fetch", "materialize", "safe_extract", "archive_kin
 
 log = logging.getLogger(__name__)
 
-CHUNK = 1 << 20
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 _MAX_RETRY_AFTER = 60.0
-
-
+# identity: keep the bytes as the server stores them (requests would otherwise un-gzip them before hashing)
+_HEADERS = {"User-Agent": f"membench/{__version__}", "Accept-Encoding": "identity"}
 
 
 # ---------------------------------------------------------------------------------------------------- fetch
@@ -136,32 +149,31 @@ def _local_source(url: str) -> Path | None:
 
 
 def _copy_hashing(url: str, source: Path, part: Path) -> str:
-    """Copy a local mirror file into ``part`` while hashing; a missing source fails at once (no retry)."""
+    """Copy a local mirror file into ``part``; a missing source fails at once (no retry)."""
     if not source.is_file():
         raise DownloadError(url, f"local source {source} does not exist or is not a file")
-    h = hashlib.sha256()
-    with open(source, "rb") as src, open(part, "wb") as out:
-        while chunk := src.read(CHUNK):
-            h.update(chunk)
-            out.write(chunk)
-    return h.hexdigest()
+    shutil.copyfile(source, part)
+    return sha256_file(part)
 
 
 def _download_with_retries(url: str, part: Path, retries: int, timeout: float, backoff: float) -> str:
     """Retry only what can heal by itself (network trouble, 429, 5xx); a 404 will not go away by waiting."""
     attempts = max(0, int(retries)) + 1
+    download = pooch.HTTPDownloader(progressbar=sys.stderr.isatty(), chunk_size=1 << 20, headers=_HEADERS,
+                                    timeout=timeout)  # timeout: per socket operation (requests' meaning)
     for attempt in range(attempts):
         retry_after = None
         try:
-            return _download_once(url, part, timeout)
-        except urllib.error.HTTPError as e:  # before OSError: HTTPError is a URLError is an OSError
-            e.close()
-            if e.code != 429 and e.code < 500:
-                raise DownloadError(url, f"HTTP {e.code} {e.reason}") from e
-            problem = f"HTTP {e.code} {e.reason}"
-            retry_after = _retry_after_seconds(e.headers.get("Retry-After") if e.headers else None)
+            download(url, str(part), None)  # truncates what an earlier attempt left
+            return sha256_file(part)
+        except requests.HTTPError as e:  # before OSError: a requests error is an OSError
+            code, reason = e.response.status_code, e.response.reason
+            if code != 429 and code < 500:
+                raise DownloadError(url, f"HTTP {code} {reason}") from e
+            problem = f"HTTP {code} {reason}"
+            retry_after = _retry_after_seconds(e.response.headers.get("Retry-After"))
             cause = e
-        except (OSError, http.client.HTTPException) as e:  # refused/reset connections, timeouts, short bodies
+        except OSError as e:  # refused/reset connections, timeouts, short bodies (requests.RequestException)
             problem = f"{type(e).__name__}: {e}"
             cause = e
         if attempt == attempts - 1:
@@ -174,32 +186,12 @@ def _download_with_retries(url: str, part: Path, retries: int, timeout: float, b
     raise AssertionError("unreachable")
 
 
-def _download_once(url: str, part: Path, timeout: float) -> str:
-    """One GET streamed into ``part`` (truncating what an earlier attempt left); returns the sha256 seen."""
-    request = urllib.request.Request(url, headers={"User-Agent": f"membench/{__version__}"})
-    h = hashlib.sha256()
-    received = 0
-    with urllib.request.urlopen(request, timeout=timeout) as resp, open(part, "wb") as out:
-        expected = resp.headers.get("Content-Length")
-        while chunk := resp.read(CHUNK):
-            h.update(chunk)
-            out.write(chunk)
-            received += len(chunk)
-    # http.client does not complain when the server closes early, so check the length it announced.
-    if expected is not None and expected.isdigit() and received != int(expected):
-        raise http.client.IncompleteRead(b"", int(expected) - received)
-    return h.hexdigest()
-
-
 def _retry_after_seconds(value: str | None) -> float | None:
     """A numeric Retry-After header in seconds (the HTTP-date form is ignored: exponential backoff applies)."""
     try:
         return max(0.0, float(value)) if value is not None else None
     except ValueError:
         return None
-
-
-# ---------------------------------------------------------------------------------------------- safe_extract
 
 
 # ----------------------------------------------------------------------------------------------- materialize

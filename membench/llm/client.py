@@ -123,7 +123,7 @@ class LLMClient:
         self.default_stage = stage
         self.max_failed_share = float(max_failed_share)  # read by the stages: more failed calls fail the stage
         self.cache = cache
-        self.meter = meter if meter is not None else CostMeter()
+        self.meter = meter if meter is not None else CostMeter(api_url=base_url)
         self._owns_cache = owns_cache
         self._locks_guard = threading.Lock()
         self._key_locks: dict[str, threading.Lock] = {}

@@ -1,8 +1,16 @@
 """Cost meter and hard budget for model calls.
 
-Prices are US dollars per million tokens, per model: ``{"gpt-4o-mini": {"input_per_1m": 0.15,
-"output_per_1m": 0.6}}``. Money is summed exactly (``Decimal``), so "the budget is reached after N
+Prices are US dollars per million tokens, per model. They come from the config (``llm.prices``:
+``{"gpt-4o-mini": {"input_per_1m": 0.15, "output_per_1m": 0.6}}``), which always wins, and else from the
+price table bundled with the installed genai-prices package (:func:`table_price`), resolved once per model
+and meter. Only the bundled table is read: genai-prices fetches newer prices only when its ``UpdatePrices``
+is started, which membench never does, and a price that came from such a fetch is refused. The summary's
+``prices`` says which price each model was charged at and where it came from (``"config"`` or
+``"genai-prices <version>"``). Money is summed exactly (``Decimal``), so "the budget is reached after N
 calls" means exactly that.
+
+What stays here, because genai-prices does not do it: the budget and its in-flight estimate, the per-stage
+counters, the prior spend read from the call cache, and the config prices that override the table.
 
 Budget rule. Before every paid HTTP attempt the client calls :meth:`CostMeter.check`; it raises
 :class:`BudgetExceeded` once ``spent >= budget``. With several calls in flight the meter also counts
@@ -19,18 +27,21 @@ serves cache hits); raise the budget to continue. ``spent_usd`` in the summary i
 
 Attempts that end in an HTTP error, a timeout or a connection error are counted as retries but not as
 paid calls (providers do not bill them; a timed-out request might be billed by some -- unknowable here).
-A model without a price costs 0 and is listed under ``unpriced_models``; ``from_config`` refuses a budget
-for an unpriced model.
+A model that neither the config nor genai-prices prices costs 0 and is listed under ``unpriced_models``;
+``from_config`` refuses a budget for such a model. With an ``api_url`` (the client's ``base_url``)
+genai-prices only looks at the provider serving that URL, so a model on a local server stays unpriced.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["CostMeter", "BudgetExceeded", "STAGE_FIELDS"]
+__all__ = ["CostMeter", "BudgetExceeded", "STAGE_FIELDS", "TablePrice", "table_price"]
 
 _MILLION = Decimal(1_000_000)
 STAGE_FIELDS = ("requests", "calls", "cache_hits", "retries", "malformed", "failures", "budget_stopped",
@@ -46,6 +57,49 @@ def _fmt_usd(x: float | Decimal) -> str:
     if x >= 1:
         return f"{x:.2f}"
     return f"{x:.6f}".rstrip("0").rstrip(".") or "0"
+
+
+@dataclass(frozen=True)
+class TablePrice:
+    """genai-prices' price of one model: its per-million figures (the base tier if tiered) for the summary,
+    and ``model_price`` (a ``genai_prices.types.ModelPrice``) for the exact cost of a call."""
+
+    input_per_1m: Decimal
+    output_per_1m: Decimal
+    source: str  # "genai-prices <version>"
+    matched: str  # "<provider>:<model id>" the name was matched to
+    tiered: bool
+    model_price: Any
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> Decimal:
+        from genai_prices import Usage
+
+        usage = Usage(input_tokens=int(prompt_tokens), output_tokens=int(completion_tokens))
+        return self.model_price.calc_price(usage)["total_price"]
+
+
+def table_price(model: str, api_url: str | None = None, at: datetime | None = None) -> TablePrice | None:
+    """The price genai-prices' bundled table gives ``model`` at ``at`` (default now), or None if it has none.
+
+    ``api_url``: the provider's base URL; genai-prices then matches the model within the provider serving it
+    (none for a local server), else it guesses the provider from the model name.
+    """
+    import genai_prices  # deferred: its table is large and most runs make no model call
+
+    try:
+        calc = genai_prices.calc_price(genai_prices.Usage(input_tokens=0, output_tokens=0), str(model),
+                                       provider_api_url=api_url or None,
+                                       genai_request_timestamp=at or datetime.now(timezone.utc))
+    except LookupError:
+        return None
+    if calc.auto_update_timestamp is not None:
+        raise RuntimeError("genai-prices is serving prices fetched at run time; membench uses only its bundled table")
+    mp = calc.model_price
+    inp, out = mp.input_mtok, mp.output_mtok
+    tiered = hasattr(inp, "base") or hasattr(out, "base")
+    inp, out = getattr(inp, "base", inp), getattr(out, "base", out)
+    return TablePrice(Decimal(inp or 0), Decimal(out or 0), f"genai-prices {genai_prices.__version__}",
+                      f"{calc.provider.id}:{calc.model.id}", tiered, mp)
 
 
 class BudgetExceeded(RuntimeError):
@@ -76,7 +130,14 @@ class BudgetExceeded(RuntimeError):
 class CostMeter:
     """Counts requests, paid calls, cache hits, retries, tokens and money per stage; enforces a budget."""
 
-    def __init__(self, prices: Mapping[str, Mapping[str, float]] | None = None, budget_usd: float | None = None):
+    def __init__(self, prices: Mapping[str, Mapping[str, float]] | None = None, budget_usd: float | None = None,
+                 *, api_url: str | None = None, price_table: bool = True):
+        """``prices``: the config's price table, which wins; models it lacks are priced from genai-prices
+        (for the provider at ``api_url``, if given) unless ``price_table`` is False."""
+        self.api_url = api_url
+        self._use_table = price_table
+        self._table: dict[str, TablePrice | None] = {}
+        self._priced_at = datetime.now(timezone.utc)  # one price per model for the meter's whole life
         self.prices: dict[str, tuple[Decimal, Decimal]] = {}
         for model, p in (prices or {}).items():
             try:
@@ -109,11 +170,23 @@ class CostMeter:
             self._stages[stage] = st
         return st
 
+    def _table_price(self, model: str) -> TablePrice | None:
+        if model in self.prices or not self._use_table:
+            return None
+        if model not in self._table:  # a race only looks the same model up twice
+            self._table[model] = table_price(model, self.api_url, self._priced_at)
+        return self._table[model]
+
+    def is_priced(self, model: str) -> bool:
+        """Whether calls to ``model`` cost money here: a config price, or one from genai-prices."""
+        return model in self.prices or self._table_price(model) is not None
+
     def price(self, model: str, prompt_tokens: int, completion_tokens: int) -> Decimal:
         p = self.prices.get(model)
-        if p is None:
-            return Decimal(0)
-        return (Decimal(int(prompt_tokens)) * p[0] + Decimal(int(completion_tokens)) * p[1]) / _MILLION
+        if p is not None:
+            return (Decimal(int(prompt_tokens)) * p[0] + Decimal(int(completion_tokens)) * p[1]) / _MILLION
+        table = self._table_price(model)
+        return Decimal(0) if table is None else table.cost(prompt_tokens, completion_tokens)
 
     @property
     def spent_usd(self) -> float:
@@ -185,7 +258,7 @@ class CostMeter:
             st["cost_usd"] += cost
             self._spent += cost
             self._paid_calls += 1
-            if model not in self.prices:
+            if not self.is_priced(model):
                 self._unpriced.add(model)
             if self.budget_usd is not None and self._prior + self._spent >= self.budget_usd:
                 self.budget_reached = True
@@ -229,7 +302,8 @@ class CostMeter:
 
             {"budget_usd": float | None, "spent_usd": float (this run), "prior_usd": float,
              "total_usd": float, "prior_calls": int, "budget_reached": bool,
-             "unpriced_models": [...], "prices": {model: {input_per_1m, output_per_1m}},
+             "unpriced_models": [...],
+             "prices": {model: {input_per_1m, output_per_1m, source, [matched, tiered]}},
              "stages": {stage: {requests, calls, cache_hits, retries, malformed, failures,
                                 budget_stopped, prompt_tokens, completion_tokens, cost_usd}},
              "total": {same fields summed}}
@@ -251,8 +325,17 @@ class CostMeter:
                 "prior_calls": self._prior_calls,
                 "budget_reached": self.budget_reached,
                 "unpriced_models": sorted(self._unpriced),
-                "prices": {m: {"input_per_1m": float(p[0]), "output_per_1m": float(p[1])}
-                           for m, p in sorted(self.prices.items())},
+                "prices": self._price_summary(),
                 "stages": stages,
                 "total": total,
             }
+
+    def _price_summary(self) -> dict[str, dict[str, Any]]:
+        """Each price used or configured: the figures, their source and, from genai-prices, what matched."""
+        out = {m: {"input_per_1m": float(p[0]), "output_per_1m": float(p[1]), "source": "config"}
+               for m, p in self.prices.items()}
+        for m, t in list(self._table.items()):
+            if t is not None:
+                out[m] = {"input_per_1m": float(t.input_per_1m), "output_per_1m": float(t.output_per_1m),
+                          "source": t.source, "matched": t.matched, "tiered": t.tiered}
+        return dict(sorted(out.items()))

@@ -1,5 +1,6 @@
 """The ``llm:`` config section -> a ready client: the section's checks and defaults (the schema's), its per-stage
-overrides, the environment variables that win over it, the price table and budget, and the call cache it opens."""
+overrides, the environment variables that win over it, the price table (``llm.prices``, else
+genai-prices') and budget, and the call cache it opens."""
 
 from __future__ import annotations
 
@@ -49,14 +50,14 @@ def from_config(cfg: Mapping[str, Any], cache_path: str | os.PathLike, stage: st
         raise InputError(config_path, f"no model: set llm.model or ${ENV_MODEL}", field="llm.model")
     base_url = env.get(ENV_BASE_URL) or section["base_url"] or None
     prices, budget = section["prices"], section["budget_usd"]
-    if budget is not None and model not in prices:
-        raise InputError(config_path, f"a budget needs a price for model {model!r}; add it to llm.prices",
-                         field="llm.prices")
     if meter is None:
         try:
-            meter = CostMeter(prices, budget)
+            meter = CostMeter(prices, budget, api_url=base_url)  # llm.prices first, then genai-prices' table
         except ValueError as exc:
             raise InputError(config_path, str(exc), field="llm.prices") from None
+    if budget is not None and not meter.is_priced(model):
+        raise InputError(config_path, f"a budget needs a price for model {model!r}; add it to llm.prices",
+                         field="llm.prices")
 
     kwargs = dict(
         model=model, base_url=base_url, api_key_env=section["api_key_env"], concurrency=section["concurrency"],

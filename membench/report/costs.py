@@ -77,5 +77,6 @@ def cost_table(paths_or_records: Iterable[Any]) -> str:
                  int(df.completion_tokens.sum()), _usd(float(df.cost_usd.sum())), int(df.failures.sum()),
                  int(df.budget_stopped.sum()), ""])
     note = ("Calls are paid requests made in that run; cache hits were served from the call cache at no cost. "
-            "Money is tokens × the price table in config (`llm.prices`).")
+            "Money is tokens × the price in config (`llm.prices`), else in the price table bundled with "
+            "genai-prices; each cost file's `summary.prices` says which.")
     return table(header, rows, numeric=(4, 5, 6, 7, 8, 9, 10)) + "\n\n" + note + "\n"
