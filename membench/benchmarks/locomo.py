@@ -25,4 +25,5 @@ BENCHMARK = Benchmark(
     errata=True,
     name_categories=locomo.name_categories,
     evidence_errata=True,
+    token_budget=1024,  # a LoCoMo session is ~740 cl100k tokens (median), a turn ~34
 )

@@ -21,4 +21,5 @@ BENCHMARK = Benchmark(
     facts=True,
     evidence_errata=True,
     retrieval_log=True,
+    token_budget=4096,  # a LongMemEval session is ~2,600 cl100k tokens (median), a turn ~108
 )

@@ -17,4 +17,5 @@ BENCHMARK = Benchmark(
                "full-label MAP).",
     full_depth=True,  # 336 trajectories, so AP is the full-label MAP
     judged=True,
+    token_budget=2048,  # a trajectory is ~550 cl100k tokens (median): about four of them
 )

@@ -54,6 +54,9 @@ class Benchmark:
     # names its numbered question categories from `datasets.<name>.category_names` (LoCoMo), after parsing
     name_categories: Callable[[ParsedDataset, Mapping[str, str]], None] | None = None
     reads: Callable[[Path], tuple[Path, ...]] | None = None  # the files `parse` reads in a file or folder
+    # recall within this many tokens of results (membench.metrics.efficiency.budget_recall): about one of its longer
+    # results (a session, a trajectory) or a few dozen turns, so a system that returns chunks still reads some
+    token_budget: int = 2048
 
     def files_read(self, source: Path) -> list[Path]:
         """The native files parsing `source` reads (`reads`; by default the file itself, or every file below

@@ -49,6 +49,7 @@ class Accounting:
     ingest_seconds: float = 0.0
     search_seconds: float = 0.0
     searches: int = 0
+    latencies: list = field(default_factory=list)  # seconds of each search
     short: Counter = field(default_factory=Counter)  # granularity -> searches with fewer than k items
     fewest: dict = field(default_factory=dict)  # granularity -> smallest items/k seen
     foreign_refs: int = 0
@@ -163,7 +164,8 @@ def run_memory(kind: str, store_paths: StorePaths, system: MemorySystem, depth: 
                         if (query.key, k) not in asked:
                             began = time.perf_counter()
                             asked[query.key, k] = hits = system.search(query, k, scope)
-                            acc.search_seconds += time.perf_counter() - began
+                            acc.latencies.append(time.perf_counter() - began)
+                            acc.search_seconds += acc.latencies[-1]
                             acc.searches += 1
                             problems = hits_problems(hits, k, refs)
                             if problems:

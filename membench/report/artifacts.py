@@ -35,13 +35,15 @@ def subset_line(subset: Mapping | None) -> str:
 
 def summary_json(summary: pd.DataFrame, kinds: Mapping[str, str], subset: Mapping | None = None,
                  gold: Mapping[str, dict] | None = None, counts: Mapping[str, dict] | None = None,
-                 provenance: Mapping | None = None, environment: Mapping | None = None) -> str:
+                 provenance: Mapping | None = None, environment: Mapping | None = None,
+                 efficiency: Mapping[str, dict] | None = None) -> str:
     """Headline metrics with CIs per dataset x adapter x split, as JSON text (first key: `subset`); `gold`
     (dataset -> the `gold` counts of its normalization.json) says how many questions each reason left out of
     retrieval scoring or scored on partial gold; `counts` (dataset -> the `counts` of its normalization.json)
     what the parser found, e.g. LongMemEval's questions that list a session twice. Last come `provenance` (code
     version, data checksums, config: `run_provenance`) and `environment` (`membench.machine.environment.run_environment`),
-    what `membench compare` lists beside differing figures."""
+    what `membench compare` lists beside differing figures. `efficiency` (dataset -> its efficiency.json,
+    `membench.report.efficiency`) comes after the datasets."""
     top = summary[summary.group_by == "all"]
     out: dict = {"subset": subset_line(subset) or None, "datasets": {}}
     for dataset, kind in kinds.items():
@@ -53,6 +55,7 @@ def summary_json(summary: pd.DataFrame, kinds: Mapping[str, str], subset: Mappin
             cell = {"mean": _num(r.mean), "ci_lo": _num(r.ci_lo), "ci_hi": _num(r.ci_hi), "n": int(r.n)}
             entry["adapters"].setdefault(r.adapter, {}).setdefault(r.split, {})[r.metric] = cell
         out["datasets"][dataset] = entry
+    out["efficiency"] = dict(efficiency) if efficiency is not None else None
     out["provenance"] = dict(provenance) if provenance is not None else None
     out["environment"] = dict(environment) if environment is not None else None
     text = json.dumps(out, indent=2)
@@ -162,7 +165,7 @@ def write_artifacts(summary: pd.DataFrame, significance: pd.DataFrame, kinds: Ma
                     summary_path: Path, table_paths: Mapping[str, Path], headline_path: Path,
                     subset: Mapping | None = None, leave_out: Sequence[str] = (),
                     normalization_paths: Mapping[str, Path] | None = None, config: Mapping | None = None,
-                    manifest_paths: Sequence[Path] = ()) -> list[Path]:
+                    manifest_paths: Sequence[Path] = (), efficiency_paths: Sequence[Path] = ()) -> list[Path]:
     """summary.json (with each dataset's gold counts, read from ``normalization_paths``: dataset -> its
     normalization.json; the run's provenance and environment, the latter with the embed jobs' records from
     ``manifest_paths``), one .tex table per dataset (``table_paths``: dataset -> its path) and the console
@@ -171,8 +174,9 @@ def write_artifacts(summary: pd.DataFrame, significance: pd.DataFrame, kinds: Ma
     infos = {d: json.loads(Path(p).read_text(encoding="utf-8")) for d, p in (normalization_paths or {}).items()}
     gold = {d: info.get("gold") for d, info in infos.items()}
     counts = {d: info.get("counts") for d, info in infos.items()}
+    efficiency = {(r := json.loads(Path(p).read_text(encoding="utf-8")))["dataset"]: r for p in efficiency_paths}
     atomic_write_text(summary_path, summary_json(summary, kinds, subset, gold, counts, run_provenance(infos, config),
-                                                 run_environment(manifest_paths)))
+                                                 run_environment(manifest_paths), efficiency))
     atomic_write_text(headline_path, console_table(summary, kinds, subset))
     for dataset, kind in kinds.items():
         path = Path(table_paths[dataset])
@@ -215,4 +219,4 @@ def rule_tables(job: Job) -> None:
     i, o, p = job.input, job.output, job.params
     write_artifacts(pd.read_parquet(i.summary), pd.read_parquet(i.significance), p.kinds, p.baseline,
                     o.path("summary"), dict(zip(p.kinds, o.tables)), o.path("headline"), p.subset, p.ablation,
-                    dict(zip(p.kinds, i.normalization)), p.config, i.paths("manifests"))
+                    dict(zip(p.kinds, i.normalization)), p.config, i.paths("manifests"), i.paths("efficiency"))

@@ -24,6 +24,7 @@ from membench.report.provenance import provenance_section
 from membench.report.published import published_section
 from membench.report.results import results_section
 from membench.plumbing.job import Job
+from membench.report.efficiency import efficiency_section
 from membench.report.memory import memory_section
 from membench.report.model_stages import model_stages_markdown
 
@@ -117,5 +118,7 @@ def rule_report(job: Job) -> None:
         datasets=dict(p.datasets), results_dir=Path("results"), summary=pd.read_parquet(i.summary),
         significance=pd.read_parquet(i.significance), runs=runs, baseline=p.baseline,
         config=dict(p.config), bench_dir=Path("benchmarks"),
-        extra_sections=["## Model-call stages\n\n" + models, memory_section(Path("results"), runs)])
+        extra_sections=["## Model-call stages\n\n" + models, memory_section(Path("results"), runs),
+                        efficiency_section({(r := json.loads(Path(f).read_text(encoding="utf-8")))["dataset"]: r
+                                            for f in i.paths("efficiency")})])
     build_report(inputs, job.output.path("report"))

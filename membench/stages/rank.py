@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from membench.datasets.run_files import RUN_COLUMNS, id_maps, run_table, write_t
 from membench.datasets.tables import needed
 from membench.sessions.reader import SessionStore, StorePaths, store_files
 from membench.errors import SystemOutputError
+from membench.metrics.efficiency import latency_summary
 from membench.sessions.checks import ScoreCountError, is_short, ranking_problems
 from membench.sessions.view import Query
 from membench.plumbing.job import Job
@@ -53,12 +55,13 @@ def part_of(items: list, part: int, parts: int) -> list:
 
 def rank_dataset(kind: str, store_paths: StorePaths, adapter, depth: int,
                  facts_dir: Path | None = None, part: int = 0, parts: int = 1, name: str | None = None,
-                 short: Counter | None = None) -> pd.DataFrame:
+                 short: Counter | None = None, latencies: list[float] | None = None) -> pd.DataFrame:
     """Rank every query (or one contiguous part of them); returns the run with benchmark item ids.
     `store_paths`: the ingest stage's files (`membench.sessions.reader.STORE_FILES`) or the dataset folder;
     `facts_dir` feeds fact-augmented adapters. Every ranking is checked (`membench.sessions.checks`) before it is
     kept: a bad one is a `SystemOutputError` naming the run (`name`, default the adapter's) and the question;
-    `short` counts, per granularity, the legal rankings with fewer than k items."""
+    `short` counts, per granularity, the legal rankings with fewer than k items; `latencies` gets the seconds of
+    each `rank` call (one search)."""
     if "facts" in getattr(adapter, "needs", ()) and facts_dir is None:
         raise ValueError(f"adapter {adapter.name!r} ranks over facts, but no fact logs were given")
     item_map, query_map = needed(store_files(store_paths), "item_map", "query_map")
@@ -78,10 +81,13 @@ def rank_dataset(kind: str, store_paths: StorePaths, adapter, depth: int,
                 haystack = store.haystack(hay)
                 ids = {d.item_id for d in haystack.documents(granularity)}
             k = record.depth_for(haystack, granularity, depth)
+            began = time.perf_counter()
             try:
                 ranking = adapter.rank(query, haystack, granularity, k)
             except ScoreCountError as exc:
                 raise SystemOutputError(name or adapter.name, qids[query.key], [str(exc)]) from exc
+            if latencies is not None:
+                latencies.append(time.perf_counter() - began)
             problems = ranking_problems(ranking, k, ids)
             if problems:
                 raise SystemOutputError(name or adapter.name, qids[query.key], problems)
@@ -108,14 +114,16 @@ def run(request: RunRequest, files: RunFiles, part_paths: list[Path] | None = No
     kind = request.kind
     adapter = load_adapter(request.spec, request.params, request.context())
     short: Counter = Counter()
+    latencies: list[float] = []
     if part_paths:
         parts = [pd.read_parquet(p) for p in part_paths]
         for part in parts:
             short.update(part.attrs.get("short", {}))
+            latencies += part.attrs.get("latencies", [])
         result = merge_parts(kind, adapter, parts)
     else:
         result = rank_dataset(kind, request.store, adapter, request.depth, request.facts, name=request.name,
-                              short=short)
+                              short=short, latencies=latencies)
     if result.empty:
         raise ValueError(f"adapter {request.name!r} ranked nothing on a {kind} dataset (granularities "
                          f"{list(adapter.granularities)} vs {list(benchmark(kind).granularities)})")
@@ -124,7 +132,8 @@ def run(request: RunRequest, files: RunFiles, part_paths: list[Path] | None = No
             "config": adapter.config(), "uses_metadata": list(adapter.uses_metadata),
             "granularities": granularities_for(kind, adapter), "depth": benchmark(kind).depth_label(request.depth),
             "facts": str(request.facts) if request.facts else None,
-            "short_rankings": {g: short[g] for g in granularities_for(kind, adapter)}}
+            "short_rankings": {g: short[g] for g in granularities_for(kind, adapter)},
+            "latency_ms": latency_summary(latencies)}
     atomic_write_parquet(result, files.run)
     write_trec(result, files.trec, request.name)
     atomic_write_text(files.meta, json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
@@ -137,9 +146,10 @@ def run_part(request: RunRequest, part: int, parts: int, out: Path) -> pd.DataFr
     """Rank one contiguous part of the queries (a shard of a large dataset's rank job)."""
     adapter = load_adapter(request.spec, request.params, request.context())
     short: Counter = Counter()
+    latencies: list[float] = []
     result = rank_dataset(request.kind, request.store, adapter, request.depth, request.facts, part, parts,
-                          name=request.name, short=short)
-    result.attrs["short"] = dict(short)  # kept in the part's Parquet metadata, summed by the merge
+                          name=request.name, short=short, latencies=latencies)
+    result.attrs.update(short=dict(short), latencies=latencies)  # in the part's Parquet metadata, for the merge
     atomic_write_parquet(result, out)
     log.info("part %d/%d: %d rows for %d questions", part, parts, len(result), result.question_id.nunique())
     return result

@@ -24,6 +24,7 @@ from membench.embedding.cache import shared_cache
 from membench.io import atomic_write_parquet, atomic_write_text
 from membench.memory.endpoint import CachingEndpoint
 from membench.memory.run import run_memory
+from membench.metrics.efficiency import latency_summary
 from membench.memory.seal import Seal
 from membench.memory.sealed import SealedSystem
 from membench.plumbing.provenance import plugin_root
@@ -80,7 +81,7 @@ def run(request: RunRequest, files: RunFiles, cost_path: Path, store_root: Path,
     meta = {"name": name, "adapter": request.spec, "class": f"{cls.__module__}.{cls.__qualname__}",
             "config": system.config(), "uses_metadata": list(system.uses_metadata),
             "granularities": list(acc.k), "depth": "full" if "full" in acc.k.values() else request.depth,
-            "facts": None,
+            "facts": None, "latency_ms": latency_summary(acc.latencies),
             "memory": {**memory, "shares_sessions": system.shares_sessions, "ingested": system.ingests(),
                        "sealed": sealed, "system": system_stats}}
     atomic_write_parquet(result, files.run)

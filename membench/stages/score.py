@@ -12,6 +12,8 @@ import pandas as pd
 from membench.benchmarks.registry import benchmark
 from membench.datasets.tables import QREL_COLUMNS, dataset_files, needed
 from membench.io import atomic_write_parquet
+from membench.datasets.item_tokens import item_tokens
+from membench.scoring import efficiency
 from membench.scoring.tables import Gold, frame
 from membench.plumbing.job import Job
 
@@ -49,9 +51,26 @@ def run_published(kind: str, run_path: Path, tables: Path | Mapping[str, Path], 
     return scores
 
 
+def run_efficiency(kind: str, run_path: Path, tables: Path | Mapping[str, Path], tokens: Path,
+                   out: Path) -> pd.DataFrame:
+    """The run's efficiency rows (tokens of its top k, recall within the benchmark's token budget)."""
+    record = benchmark(kind)
+    rows = efficiency.score(pd.read_parquet(run_path), Gold.load(tables), pd.read_parquet(tokens),
+                            record.granularities, record.token_budget)
+    atomic_write_parquet(rows, out)
+    return rows
+
+
 def rule_score(job: Job) -> None:
-    """Rule score: a run -> per-question scores by the benchmark's own formulas."""
+    """Rule score: a run -> per-question scores by the benchmark's own formulas, and its efficiency rows."""
     run(job.params.kind, job.input.path("run"), job.input.files(), job.output.path("scores"))
+    run_efficiency(job.params.kind, job.input.path("run"), job.input.files(), job.input.path("tokens"),
+                   job.output.path("efficiency"))
+
+
+def rule_item_tokens(job: Job) -> None:
+    """Rule item_tokens: what each turn of a dataset costs an agent to read (cl100k_base tokens)."""
+    atomic_write_parquet(item_tokens(pd.read_parquet(job.input.path("turns"))), job.output.path("tokens"))
 
 
 def rule_score_published(job: Job) -> None:

@@ -8,6 +8,7 @@ rule tables:
         significance="results/significance.parquet",
         normalization=expand("results/{dataset}/normalization.json", dataset=DATASETS),
         manifests=embedding_manifests,
+        efficiency=expand("results/{dataset}/efficiency/efficiency.json", dataset=DATASETS),
     output:
         summary="results/summary.json",
         headline="results/headline.txt",
@@ -93,6 +94,38 @@ rule plots:
         "../../scripts/plots.py"
 
 
+# Efficiency beside quality: latency, tokens of the top k, recall within a token budget, ingest, store, calls.
+rule efficiency:
+    input:
+        rows=lambda w: [f"results/{w.dataset}/efficiency/runs/{a}.parquet" for d, a in RUNS if d == w.dataset],
+        metas=lambda w: [f"results/{w.dataset}/runs/{a}.json" for d, a in RUNS if d == w.dataset],
+        costs=lambda w: [f"results/{w.dataset}/costs/memory-{a}.json" for d, a in RUNS
+                         if d == w.dataset and a in MEMORY_RUNS],
+        questions="results/{dataset}/questions.parquet",
+        scores_summary="results/{dataset}/summary.parquet",
+    output:
+        summary="results/{dataset}/efficiency/summary.parquet",
+        significance="results/{dataset}/efficiency/significance.parquet",
+        record="results/{dataset}/efficiency/efficiency.json",
+        plot=report("results/plots/{dataset}_efficiency.png", category="Plots", caption="../report/efficiency.rst"),
+    params:
+        runs=lambda w: [a for d, a in RUNS if d == w.dataset],
+        kind=lambda w: dataset_spec(w)["kind"],
+        cluster=config["report"]["cluster_bootstrap"],
+        ablation=ablated(config),
+        baseline=config["baseline"],
+        resamples=config["report"]["bootstrap_resamples"],
+        seed=config["report"]["seed"],
+        subset=config["subset"],
+        code=script_version("scripts/efficiency.py"),
+    log:
+        "logs/efficiency/{dataset}.log",
+    conda:
+        ENV
+    script:
+        "../../scripts/efficiency.py"
+
+
 rule report:
     input:
         normalization=expand("results/{dataset}/normalization.json", dataset=DATASETS),
@@ -112,6 +145,8 @@ rule report:
         extended=[f"results/{d}/scores/{a}.extended.parquet" for d, a in JUDGED],
         judgments=[f"results/{d}/judgments/{a}.parquet" for d, a in JUDGED],
         costs=cost_files(),
+        efficiency=expand("results/{dataset}/efficiency/efficiency.json", dataset=DATASETS),
+        efficiency_plots=expand("results/plots/{dataset}_efficiency.png", dataset=DATASETS),
     output:
         report=report("results/report.md", category="Report", caption="../report/report.rst"),
     params:

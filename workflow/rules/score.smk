@@ -1,4 +1,20 @@
-# Score a run against the dataset's gold: one row per question x metric (benchmark parity formulas).
+# Score a run against the dataset's gold: one row per question x metric (benchmark parity formulas), and its
+# efficiency rows (tokens of its top k, recall within a token budget) from what each turn costs to read.
+
+
+rule item_tokens:
+    input:
+        turns="results/{dataset}/turns.parquet",
+    output:
+        tokens="results/{dataset}/efficiency/tokens.parquet",
+    params:
+        code=script_version("scripts/item_tokens.py"),
+    log:
+        "logs/item_tokens/{dataset}.log",
+    conda:
+        ENV
+    script:
+        "../../scripts/item_tokens.py"
 
 
 rule score:
@@ -8,8 +24,10 @@ rule score:
         turns="results/{dataset}/turns.parquet",
         haystacks="results/{dataset}/haystacks.parquet",
         qrels="results/{dataset}/qrels.parquet",
+        tokens="results/{dataset}/efficiency/tokens.parquet",
     output:
         scores="results/{dataset}/scores/{adapter}.parquet",
+        efficiency="results/{dataset}/efficiency/runs/{adapter}.parquet",
     params:
         kind=lambda w: dataset_spec(w)["kind"],
         code=script_version("scripts/score.py"),
