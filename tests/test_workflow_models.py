@@ -45,7 +45,7 @@ def work(tmp_path_factory, server, locomo_dir, procedural_dir, longmemeval_dir, 
                 "prices": {"fake-model": {"input_per_1m": 0.5, "output_per_1m": 1.5}}, "budget_usd": 100.0},
         "facts": {"source": "llm", "adapters": ["bm25"]},
         "judge": {"enabled": True, "k": 10, "adapters": ["bm25", "state-aware"]},
-        "qa": {"enabled": True, "adapters": ["bm25"], "k": 5, "limit": 20,
+        "qa": {"enabled": True, "adapters": ["bm25"], "k": 5, "limit": 20, "full_context": True,
                "judge_calibration": {"enabled": True, "n": 10}},
         "report": {"bootstrap_resamples": 1000},
     }
@@ -75,8 +75,23 @@ def test_every_call_was_made_once(work, server):
     assert max(server.by_hash.values()) == 1  # no prompt was ever sent twice
     qa = pd.read_parquet(work / "results" / "locomo" / "qa" / "bm25.parquet")
     assert len(qa) == 20 and (qa.status == "ok").all()
+    full = pd.read_parquet(work / "results" / "locomo" / "qa" / "full-context.parquet")
+    conv26 = turns[turns.conversation_id == "conv-26"].session_id.nunique()
+    assert conv26 == 19 and len(full) == 20 and (full.status == "ok").all() and (full.n_context == conv26).all()
     judged = pd.concat(pd.read_parquet(p) for p in (work / "results" / "procedural" / "judgments").glob("*.parquet"))
     assert (judged.status == "ok").all() and judged.score.between(0, 10).all()
+
+
+def test_the_full_context_baseline_sits_beside_the_runs(work, server):
+    """qa.full_context: every question answered from its whole history, the last session's last turn included."""
+    turns = pd.read_parquet(work / "results" / "locomo" / "turns.parquet")
+    last = turns[turns.conversation_id == "conv-26"].sort_values(["session_key", "turn_index"]).text.iloc[-1]
+    assert any(last in r["messages"][-1]["content"] for r in server.requests)
+    summary = pd.read_parquet(work / "results" / "summary.parquet")
+    full = summary[(summary.adapter == "full-context") & (summary.split == "all") & (summary.group_by == "all")]
+    assert set(full.dataset) == {"locomo", "lme-fragment"} and "qa/accuracy" in set(full.metric)
+    report = (work / "results" / "report.md").read_text(encoding="utf-8")
+    assert "full-context" in report[report.index("### Answer-mode QA"):report.index("### Model-call costs")]
 
 
 def test_fact_runs_use_the_facts(work):
@@ -106,6 +121,7 @@ def readers_in(results: Path, table: str) -> set[str]:
             files += [folder / "sessions", *answers]
         if table == "turns":
             files += folder.glob("facts/observation")  # LoCoMo's own facts map sessions through turns
+            files.append(folder / "efficiency" / "tokens.parquet")  # what each turn costs to read
         out |= {p.relative_to(results.parent).as_posix() for p in files}
     return out
 

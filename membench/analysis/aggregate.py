@@ -136,7 +136,8 @@ def compare_dataset(dataset: str, loaded: Mapping[str, pd.DataFrame], baseline: 
         values = _wide(scores, index)[0].dropna(axis=1, how="all")
         split = scores.drop_duplicates("question_id").set_index("question_id").split.reindex(index)
         for s in SPLITS:
-            mask = (split.notna() if s == "all" else split.eq(s)).to_numpy(dtype=bool)
+            # a run that answered some questions only (the full-context QA baseline) has no split for the rest
+            mask = (split.notna() if s == "all" else split.eq(s).fillna(False)).to_numpy(dtype=bool)
             metrics = sorted(set(values.columns) & set(base.columns))
             rows += [{"dataset": dataset, "adapter": adapter, "baseline": baseline, "split": s, "metric": metric,
                       "unit": resampling.unit} for metric in metrics]

@@ -85,6 +85,10 @@ class TurnIndex:
             found = self._maps[haystack_id] = (by_item, by_session)
         return found
 
+    def session_ids(self, haystack_id: str) -> list[str]:
+        """The haystack's sessions (their benchmark ids) in haystack order: the whole history."""
+        return list(self._lookup(str(haystack_id))[1])
+
     def excerpt(self, haystack_id: str, item: str, granularity: str, rank: int,
                 expand_rounds: bool) -> Excerpt | None:
         by_item, by_session = self._lookup(str(haystack_id))

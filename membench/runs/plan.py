@@ -25,6 +25,9 @@ def adapter_runs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Enabled adapter runs: run name -> {adapter: spec, params: {...}}. None enabled is an error: a run would
     end with an empty report."""
     runs = {}
+    if "full-context" in config["adapters"]:
+        raise InputError("config", "the run name 'full-context' is the QA baseline's (qa.full_context); name the run "
+                         "otherwise", field="adapters.full-context")
     for name, spec in config["adapters"].items():
         if spec.get("enabled", True):
             runs[name] = {"adapter": spec.get("adapter") or name, "params": dict(spec.get("params") or {})}

@@ -56,7 +56,8 @@ from membench.plumbing.job import Job
 
 log = logging.getLogger(__name__)
 
-__all__ = ["QA_COLUMNS", "check_kind", "run", "select_questions"]
+__all__ = ["FULL_CONTEXT", "QA_COLUMNS", "check_kind", "run", "select_questions"]
+FULL_CONTEXT = "full-context"  # the name the full-context baseline's figures carry
 
 QA_COLUMNS = {"question_id": "string", "split": "string", "question_type": "string", "category": "Int64",
               "answer": "string", "raw_answer": "string", "correct": "boolean", "f1": "float64",
@@ -86,13 +87,15 @@ def check_kind(kind: str, path: Path, what: str = "answer-mode QA") -> None:
         raise InputError(path, f"{what} covers {', '.join(supporting('qa'))}, not {kind!r}")
 
 
-def run(kind: str, tables: Path | Mapping[str, Path], run_path: Path, out_path: Path, scores_path: Path | None,
+def run(kind: str, tables: Path | Mapping[str, Path], run_path: Path | None, out_path: Path, scores_path: Path | None,
         config: Mapping[str, Any], cache_path: Path, cost_path: Path | None = None, *, dataset: str | None = None,
         adapter: str | None = None, progress: bool = True, base_dir: Path | None = None,
         **client_overrides) -> pd.DataFrame:
     """Answer, judge and score the questions of a dataset from the run at ``run_path``; ``tables`` holds the
     paths of its questions, turns and haystacks tables, or is its folder (see
-    :func:`~membench.datasets.tables.dataset_files`)."""
+    :func:`~membench.datasets.tables.dataset_files`). ``run_path`` None: the full-context baseline, every session
+    of the question's haystack in date order (as LongMemEval's and LoCoMo's papers report it), cut only at
+    ``qa.full_context_max_chars``."""
     questions_path, turns_path, haystacks_path = needed(dataset_files(tables), "questions", "turns", "haystacks")
     check_kind(kind, questions_path)
     record = benchmark(kind)
@@ -106,12 +109,12 @@ def run(kind: str, tables: Path | Mapping[str, Path], run_path: Path, out_path: 
     questions = pd.read_parquet(questions_path)
     chosen = select_questions(questions, opts)
     index = TurnIndex(pd.read_parquet(turns_path), pd.read_parquet(haystacks_path))
-    ranking = pd.read_parquet(run_path)
-    part = ranking[ranking.granularity == granularity]
-    if part.empty and not ranking.empty:
-        raise InputError(run_path, f"the run has no {granularity!r} rankings (it has "
-                                   f"{', '.join(sorted(ranking.granularity.unique()))}); set qa.granularity")
-    top = {qid: list(g.sort_values("rank").item_id.head(k)) for qid, g in part.groupby("question_id")}
+    max_chars = opts["max_context_chars"]
+    if run_path is None:  # the full-context baseline: the whole history, by session
+        granularity, expand, k, max_chars = "session", False, None, opts["full_context_max_chars"]
+        top = {q["question_id"]: index.session_ids(q["haystack_id"]) for q in chosen.to_dict("records")}
+    else:
+        top = ranked_top(run_path, granularity, k)
 
     answer_prompt = load_prompt("answer", config, base_dir)
     verdict_prompt = load_prompt("verdict", config, base_dir)
@@ -129,7 +132,7 @@ def run(kind: str, tables: Path | Mapping[str, Path], run_path: Path, out_path: 
                 missing_items += 1
             else:
                 excerpts.append(ex)
-        context, shown = render_context(excerpts, opts["max_context_chars"], opts["order"])
+        context, shown = render_context(excerpts, max_chars, "date" if run_path is None else opts["order"])
         text, key = question_text(q, kind, bool(opts["adversarial_choices"]))
         date = q.get("question_date")
         requests.append({"messages": answer_messages(answer_prompt, context, text, None if pd.isna(date) else date),
@@ -191,6 +194,16 @@ def run(kind: str, tables: Path | Mapping[str, Path], run_path: Path, out_path: 
     return out
 
 
+def ranked_top(run_path: Path, granularity: str, k: int) -> dict[str, list[str]]:
+    """question id -> the run's top ``k`` items at ``granularity``."""
+    ranking = pd.read_parquet(run_path)
+    part = ranking[ranking.granularity == granularity]
+    if part.empty and not ranking.empty:
+        raise InputError(run_path, f"the run has no {granularity!r} rankings (it has "
+                                   f"{', '.join(sorted(ranking.granularity.unique()))}); set qa.granularity")
+    return {qid: list(g.sort_values("rank").item_id.head(k)) for qid, g in part.groupby("question_id")}
+
+
 def _answers_into_rows(kind: str, records: list[dict], rows: list[dict], replies: list, keys: list,
                        stop: str | None, model: str, samples: int) -> list[tuple[int, dict, str]]:
     """Fill the answer columns (and rule verdicts, token F1); return what a model must judge."""
@@ -225,6 +238,13 @@ def _answers_into_rows(kind: str, records: list[dict], rows: list[dict], replies
             continue
         todo.append((i, q, answer))
     return todo
+
+
+def rule_qa_full_context(job: Job) -> None:
+    """Rule qa_full_context: the upper reference, every question answered from its whole history."""
+    p, out = job.params, job.output
+    run(p.kind, job.input.files(), None, out.path("qa"), out.path("scores"), p.config, Path(p.cache),
+        out.path("cost"), dataset=job.wildcards.dataset, adapter=FULL_CONTEXT)
 
 
 def rule_qa(job: Job) -> None:

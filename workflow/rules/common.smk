@@ -129,6 +129,8 @@ from membench.runs.registry import adapter_source_files, adapter_version
 
 JUDGED = judged_runs(config, RUNS)
 ANSWERED = qa_runs(config, RUNS)
+# The full-context baseline, answered beside the runs on every dataset with QA (qa.full_context).
+ANSWERED_IN_FULL = [(d, "full-context") for d in dict.fromkeys(d for d, _ in ANSWERED)] if config["qa"]["full_context"] else []
 CALIBRATED = sorted({d for d, _ in ANSWERED}) if config["qa"]["judge_calibration"]["enabled"] else []
 EMBEDDINGS = config["embeddings_dir"]
 LLM_CACHE = config["llm_cache"]
@@ -255,13 +257,13 @@ def score_files(wildcards=None):
     return (
         run_files("results/{dataset}/scores/{adapter}.parquet")
         + [f"results/{d}/scores/{a}.extended.parquet" for d, a in JUDGED]
-        + [f"results/{d}/qa/{a}.scores.parquet" for d, a in ANSWERED]
+        + [f"results/{d}/qa/{a}.scores.parquet" for d, a in ANSWERED + ANSWERED_IN_FULL]
     )
 
 
 def score_keys():
     """(dataset, adapter) of each file in score_files(), in the same order."""
-    return RUNS + JUDGED + ANSWERED
+    return RUNS + JUDGED + ANSWERED + ANSWERED_IN_FULL
 
 
 def dataset_score_files(wildcards):
@@ -283,7 +285,7 @@ def cost_files():
     return (
         [f"results/{d}/costs/facts.json" for d in DATASETS if facts_source(config, d) == "llm"]
         + [f"results/{d}/costs/judge-{a}.json" for d, a in JUDGED]
-        + [f"results/{d}/costs/qa-{a}.json" for d, a in ANSWERED]
+        + [f"results/{d}/costs/qa-{a}.json" for d, a in ANSWERED + ANSWERED_IN_FULL]
         + [f"results/{d}/costs/qa-calibration.json" for d in CALIBRATED]
         + memory_cost_files()
     )

@@ -29,6 +29,33 @@ rule qa:
         "../../scripts/qa.py"
 
 
+# The upper reference: each question answered from its whole history (qa.full_context).
+rule qa_full_context:
+    input:
+        questions="results/{dataset}/questions.parquet",
+        turns="results/{dataset}/turns.parquet",
+        haystacks="results/{dataset}/haystacks.parquet",
+    output:
+        qa="results/{dataset}/qa/full-context.parquet",
+        scores="results/{dataset}/qa/full-context.scores.parquet",
+        cost="results/{dataset}/costs/qa-full-context.json",
+    params:
+        kind=lambda w: dataset_spec(w)["kind"],
+        config=lambda w: {k: config[k] for k in ("llm", "qa")},
+        cache=LLM_CACHE,
+        code=script_version("scripts/qa_full_context.py"),
+    resources:
+        llm=1,
+    log:
+        "logs/qa/{dataset}/full-context.log",
+    benchmark:
+        "benchmarks/qa/{dataset}/full-context.tsv"
+    conda:
+        ENV
+    script:
+        "../../scripts/qa_full_context.py"
+
+
 rule qa_calibration:
     input:
         questions="results/{dataset}/questions.parquet",

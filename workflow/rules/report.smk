@@ -139,7 +139,7 @@ rule report:
         evidence_errata=[f"results/{d}/evidence_errata.parquet" for d in DATASETS if evidence_errata_applied(d)],
         published_scores=published_score_files(),
         logs=retrieval_logs(),
-        qa=[f"results/{d}/qa/{a}.parquet" for d, a in ANSWERED],
+        qa=[f"results/{d}/qa/{a}.parquet" for d, a in ANSWERED + ANSWERED_IN_FULL],
         calibration=[f"results/{d}/qa/calibration.parquet" for d in CALIBRATED],
         official=[f"results/{d}/scores/{a}.parquet" for d, a in JUDGED],
         extended=[f"results/{d}/scores/{a}.extended.parquet" for d, a in JUDGED],
@@ -152,7 +152,7 @@ rule report:
     params:
         datasets={d: config["datasets"][d]["kind"] for d in DATASETS},
         runs=RUNS,
-        answered=ANSWERED,
+        answered=ANSWERED + ANSWERED_IN_FULL,
         calibrated=CALIBRATED,
         judged=JUDGED,
         baseline=config["baseline"],
