@@ -18,14 +18,14 @@ import inspect
 import json
 import math
 import sys
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from membench.adapters.base import Adapter
 from membench.runs.registry import AdapterLoadError, load_adapter, resolve
 from membench.adapters.retrieval_system import RetrievalSystemAdapter
 from membench.sessions.build import chat_session, trajectory_session
 from membench.memory.protocol import is_memory_system
-from membench.runs.validate_memory import validate_memory_system
+from membench.runs.validate_memory import call as _call, validate_memory_system
 from membench.sessions.checks import ranking_problems
 from membench.sessions.view import Haystack, Query
 
@@ -74,13 +74,6 @@ EMPTY_DOC = {
 
 def _fixture(granularity: str) -> tuple[str, Haystack, Query]:
     return ("procedural", PROCEDURAL, PROCEDURAL_QUERY) if granularity == "trajectory" else ("chat", CHAT, CHAT_QUERY)
-
-
-def _call(fn: Callable[[], Any]) -> tuple[Any, str | None]:
-    try:
-        return fn(), None
-    except Exception as exc:  # noqa: BLE001 -- any crash is a finding
-        return None, f"{type(exc).__name__}: {exc}"
 
 
 def _check_run(run: Any, k: int, ids: set[str], where: str) -> list[str]:

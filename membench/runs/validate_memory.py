@@ -19,7 +19,8 @@ from membench.sessions.checks import hits_problems
 from membench.sessions.view import Haystack, Query
 
 
-def _call(fn: Callable[[], Any]) -> tuple[Any, str | None]:
+def call(fn: Callable[[], Any]) -> tuple[Any, str | None]:
+    """(its value, None), or (None, the crash in one line): `membench validate` reports a crash as a finding."""
     try:
         return fn(), None
     except Exception as exc:  # noqa: BLE001 -- any crash is a finding
@@ -42,7 +43,7 @@ def write_logs(haystack: Haystack, directory: Path) -> list[SessionLog]:
 def validate_memory_system(cls: type[MemorySystem], params: Mapping[str, Any], haystack: Haystack,
                            query: Query) -> list[str]:
     """Problems found with a memory system, in plain words (empty = OK)."""
-    system, error = _call(lambda: cls(**dict(params)))
+    system, error = call(lambda: cls(**dict(params)))
     if error:
         return [f"it does not load with params {dict(params)!r}: {error}"]
     if not isinstance(getattr(system, "name", None), str) or system.name == MemorySystem.name:
@@ -57,15 +58,15 @@ def validate_memory_system(cls: type[MemorySystem], params: Mapping[str, Any], h
         context.store_dir.mkdir()
         for step, fn in (("open()", lambda: system.open(context)), ("prepare()", lambda: system.prepare(logs, [query])),
                          *((f"ingest() of {log.key}", lambda log=log: system.ingest(log)) for log in logs)):
-            _, error = _call(fn)
+            _, error = call(fn)
             if error:
                 return [f"{step} crashed: {error}"]
         if system.makes_model_calls:
-            _call(system.close)
+            call(system.close)
             return problems
         answers = {}
         for k in (2, 0, 2):
-            hits, error = _call(lambda k=k: list(system.search(query, k, scope)))
+            hits, error = call(lambda k=k: list(system.search(query, k, scope)))
             if error:
                 problems.append(f"search() crashed with k={k}: {error}")
                 continue
@@ -74,7 +75,7 @@ def validate_memory_system(cls: type[MemorySystem], params: Mapping[str, Any], h
         if len(answers.get(2, [])) == 2 and answers[2][0] != answers[2][1]:
             problems.append("search() gave a different answer when asked the same question twice "
                             "(it must be deterministic)")
-        _, error = _call(system.close)
+        _, error = call(system.close)
         if error:
             problems.append(f"close() crashed: {error}")
     return list(dict.fromkeys(problems))
