@@ -137,6 +137,8 @@ def test_one_conversation_says_why_it_has_no_conversation_level_ci(run):
             "needs two units to show any spread: the cells say `n/a: 1 conversation`) and no paired test can find "
             "a difference (p = 1). `report.cluster_bootstrap: false` resamples its questions instead.") in report
     assert re.search(r"\| dense \| evidence_recall@10 \| [+-]0\.\d{4} \[n/a: 1 conversation\] \| 1\.0000 \|", report)
+    # the efficiency table too: accuracy and budget recall say why they have no CI
+    assert re.search(r"\n\| (◆ )?bm25 \| 0\.\d{3} \[n/a: 1 conversation\] \| 0\.\d{3} \[n/a: 1 conversation\] \|", report)
     # Procedural's 40 queries are 40 units: its CIs are there
     assert re.search(r"\n  action-only +0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]", headline)
     tex = (work / "results" / "tables" / "locomo.tex").read_text(encoding="utf-8")
@@ -157,7 +159,8 @@ def test_an_edit_inside_a_path_folder_reruns_its_chain_and_nothing_of_another_da
             ("embed", "locomo+procedural"), ("embed", "locomo+procedural"), ("embedded", "procedural"),
             *[(rule, "procedural") for rule in ("rank", "score") for _ in ("bm25", "dense", "action-only")],
             ("aggregate", "procedural"), ("plots", "procedural"), ("per_question", "procedural"),
-            ("difficulty", "procedural"), ("summary", None), ("tables", None), ("report", None)], key=str)
+            ("difficulty", "procedural"), ("item_tokens", "procedural"), ("efficiency", "procedural"),
+            ("summary", None), ("tables", None), ("report", None)], key=str)
 
         # the same bytes put back with the file's old times: the digest is the old one, nothing to do
         bank.write_bytes(before)
@@ -185,4 +188,4 @@ def test_one_datasets_files_touch_that_dataset_only(run, tmp_path, target, datas
     jobs = planned(run_snakemake(fresh, config, "-n", target))
     assert {d for _, d in jobs} == {dataset}  # the embed shards' scope is the dataset alone
     assert sorted(rule for rule, _ in jobs) == sorted(["parse", "ingest", "embed_texts", "embed", "embed", "embedded",
-                                                       "rank", "score"])
+                                                       "rank", "item_tokens", "score"])

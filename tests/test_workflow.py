@@ -201,7 +201,7 @@ def test_efficiency_beside_quality(workflow):
     assert "## Efficiency beside quality" in text and "![locomo efficiency](plots/locomo_efficiency.png)" in text
     assert f"{r['mean']:.3f} [{r['ci_lo']:.3f}, {r['ci_hi']:.3f}]" in next(
         line for line in text.split("## Efficiency beside quality", 1)[1].split("### locomo\n", 1)[1].splitlines()
-        if line.startswith("| bm25 |"))
+        if re.match(r"\| (◆ )?bm25 \|", line))  # ◆: on the Pareto front, which latency on the day can move
     assert (results / "plots" / "locomo_efficiency.png").stat().st_size > 10_000
 
 

@@ -11,6 +11,7 @@ own, so no other figure's Holm correction moves), and writes `results/<dataset>/
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from membench.datasets.item_tokens import ENCODING
 from membench.io import atomic_write_parquet, atomic_write_text
 from membench.plumbing.job import Job
 from membench.report.efficiency_plot import efficiency_plot
+from membench.report.headlines import ci_text
 from membench.report.markdown import table
 from membench.scoring.efficiency import TOKEN_KS
 
@@ -33,7 +35,9 @@ def _overall(summary: pd.DataFrame, run: str, metric: str) -> dict[str, float] |
     if row.empty or pd.isna(row.iloc[0]["mean"]):
         return None
     r = row.iloc[0]
-    return {"mean": round(float(r["mean"]), 6), "ci_lo": round(float(r.ci_lo), 6), "ci_hi": round(float(r.ci_hi), 6)}
+    # no CI (None, not NaN, which JSON cannot hold) when the mean rests on one resampling unit: the report says why
+    return {"mean": round(float(r["mean"]), 6), "unit": str(r.get("unit", "question")),
+            **{end: None if pd.isna(r[end]) else round(float(r[end]), 6) for end in ("ci_lo", "ci_hi")}}
 
 
 def pareto(points: Mapping[str, tuple[float, float]]) -> list[str]:
@@ -102,7 +106,8 @@ def _fmt(value: float | None, digits: int = 1) -> str:
 def _ci(figure: Mapping[str, float] | None, digits: int = 3) -> str:
     if not figure:
         return "—"
-    return f"{figure['mean']:.{digits}f} [{figure['ci_lo']:.{digits}f}, {figure['ci_hi']:.{digits}f}]"
+    lo, hi = (math.nan if figure[end] is None else figure[end] for end in ("ci_lo", "ci_hi"))
+    return f"{figure['mean']:.{digits}f} {ci_text(lo, hi, figure.get('unit', 'question'), f'.{digits}f')}"
 
 
 def efficiency_section(records: Mapping[str, Mapping[str, Any]]) -> str:

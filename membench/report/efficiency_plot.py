@@ -26,7 +26,8 @@ def efficiency_plot(record: Mapping[str, Any], out: Path, note: str = "") -> Non
             continue
         for run, (cost, acc) in points.items():
             on_front = run in record["pareto"][front_name]
-            ax.errorbar(cost, acc["mean"], yerr=[[acc["mean"] - acc["ci_lo"]], [acc["ci_hi"] - acc["mean"]]],
+            spread = None if acc["ci_lo"] is None else [[acc["mean"] - acc["ci_lo"]], [acc["ci_hi"] - acc["mean"]]]
+            ax.errorbar(cost, acc["mean"], yerr=spread,
                         fmt="D" if on_front else "o", color="black" if on_front else "grey", capsize=3)
             ax.annotate(run, (cost, acc["mean"]), textcoords="offset points", xytext=(5, 4), fontsize=8,
                         fontweight="bold" if on_front else "normal")
