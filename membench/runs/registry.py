@@ -51,6 +51,11 @@ SYSTEMS: dict[str, tuple[str, str]] = {
     "mem0": ("membench.memory.mem0_system", "Mem0System"),
     "session-log": ("membench.memory.session_log", "SessionLogSystem"),
     "mcp": ("membench.memory.mcp_system", "McpMemorySystem"),
+    "txtai": ("membench.memory.txtai_system", "TxtaiSystem"),
+    "langmem": ("membench.memory.langmem_system", "LangMemSystem"),
+    "llamaindex": ("membench.memory.llamaindex_system", "LlamaIndexSystem"),
+    "engram": ("membench.memory.engram_system", "EngramSystem"),
+    "chroma": ("membench.memory.chroma_system", "ChromaSystem"),
 }
 
 

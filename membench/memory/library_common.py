@@ -1,0 +1,72 @@
+"""What the memory systems built on a third-party library share: telemetry off, a lazy import that names the
+extra, and a session log as (ref, text, session) turns.
+
+Every one of them ingests what a product would store for a chat turn: `turn_text` (the turn's words plus the
+caption of an image it shares; with `content: unit`, the dataset's retrieval unit instead, as for mem0), one memory
+per turn, its ref as the library's id and the session key as
+metadata, so a hit points straight back at its turn. Their embedder is membench's embedding cache (the packaged
+all-MiniLM-L6-v2, normalised float32 rows), so their vectors are the `dense` adapter's, bit for bit, and a
+text embedded once is never embedded again by any run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+
+from membench.memory.protocol import SessionLog
+from membench.sessions.reader import read_events
+from membench.sessions.view import turn_text, unit_text
+
+# Read by the libraries (or libraries they pull in) at import time: no usage pings, no tracing. (No library
+# model is loaded at all: each gets membench's embedder, so nothing would be downloaded either.)
+QUIET = {"ANONYMIZED_TELEMETRY": "False", "CHROMA_TELEMETRY": "False", "LLAMA_INDEX_TELEMETRY": "false",
+         "DO_NOT_TRACK": "1", "POSTHOG_DISABLED": "1", "SCARF_NO_ANALYTICS": "true", "HF_HUB_DISABLE_TELEMETRY": "1",
+         "LANGCHAIN_TRACING_V2": "false", "LANGSMITH_TRACING": "false", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def quiet_import(module: str, extra: str, system: str) -> ModuleType:
+    """Import an optional library with telemetry off, or say which membench extra installs it."""
+    for var, value in QUIET.items():
+        os.environ[var] = value
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(f"the {system} memory system needs the optional extra: pip install 'membench[{extra}]' "
+                          f"({module} could not be imported: {exc})") from exc
+
+
+CONTENT = {  # the `content` parameter -> what the report says was ingested
+    "message": "each turn's text (+ image caption)",
+    "unit": "each turn's retrieval unit (datasets.<name>.units, e.g. LoCoMo's dated 'X said' lines)",
+}
+
+
+def content_param(system: str, params: dict) -> str:
+    content = params.get("content", "message")
+    if content not in CONTENT:
+        raise ValueError(f"{system}: content must be one of {sorted(CONTENT)}, got {content!r}")
+    return content
+
+
+def check_params(system: str, params: dict, known: dict) -> dict:
+    """The parameters with defaults filled in; an unknown one is an error naming the known ones."""
+    unknown = set(params) - set(known)
+    if unknown:
+        raise ValueError(f"{system}: unknown parameter(s) {sorted(unknown)}; known: {sorted(known)}")
+    merged = {**known, **params}
+    content_param(system, merged)
+    return merged
+
+
+def session_turns(log: SessionLog, content: str = "message") -> list[tuple[str, str]]:
+    """The session's turns as (ref, text) in log order; text = `turn_text`, or `unit_text` for content "unit"."""
+    text = unit_text if content == "unit" else turn_text
+    return [(e.ref, text(e)) for e in read_events(log.path) if e.kind == "turn"]
+
+
+def embed_ahead(cache, logs, queries, content: str) -> None:
+    """`prepare`: embed every turn still to ingest and every question in one batch (the libraries embed a
+    session, or a question, per call)."""
+    cache.encode([t for log in logs for _, t in session_turns(log, content)] + [q.text for q in queries])

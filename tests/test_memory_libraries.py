@@ -1,0 +1,109 @@
+"""Five libraries as memory systems (txtai, LangMem's store search, LlamaIndex, engram-search, Chroma), each end to
+end on real LoCoMo conv-26 + conv-30 through its own ingest and search API, offline, with zero model calls.
+
+Each: 38 sessions ingested, 304 questions ranked, every answer passing membench's checks (run_memory raises
+otherwise), a rerun that ingests nothing (the store persisted) and ranks the same, a session forgotten, and
+one figure that can fail. The four that score by exact cosine over the same MiniLM vectors must rank every
+question's top 50 turns exactly as `dense` does. Their scores are float32 (faiss, Chroma) or float64 computed
+in another order (numpy) than dense's, so they differ in the last bits (< 1e-6), and a near tie could swap; the
+slice has none that does, so the rankings are asserted equal outright, which also shows that txtai's flat
+index, Chroma's HNSW (ef_search above the store's size) and the session filters lose nothing. engram fuses
+dense with BM25 and name/date boosts, so its figure is its own evidence_recall@10, pinned.
+
+The slice is ingested with `units: plain`, so the text `dense` embeds for a turn is `turn_text`, the text the
+libraries are given (with LoCoMo's upstream units dense would embed dated "X said" lines instead).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import locomo_slice
+from membench.benchmarks.registry import parse_dataset
+from membench.embedding.cache import shared_cache
+from membench.memory.protocol import MemoryContext, Scope
+from membench.memory.run import run_memory
+from membench.runs.registry import load_adapter, resolve
+from membench.sessions.view import Query
+from membench.stages import score
+from membench.stages.ingest import ingest
+from membench.stages.rank import rank_dataset
+
+pytestmark = pytest.mark.data
+QUESTIONS, SESSIONS, K = 304, 38, 50
+# system -> (module its extra installs, extra)
+LIBRARIES = {"txtai": ("txtai", "txtai"), "langmem": ("langmem", "langmem"),
+             "llamaindex": ("llama_index.core", "llamaindex"), "engram": ("engram", "engram"),
+             "chroma": ("chromadb", "chroma")}
+EXACT_COSINE = {"txtai", "langmem", "llamaindex", "chroma"}
+ENGRAM_RECALL_AT_10 = 0.197  # dense: 0.288 on the same slice (see the README: engram's own claim is not this setting)
+
+
+@pytest.fixture(scope="module")
+def locomo(locomo_dir, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("libraries")
+    folder = tmp / "locomo"
+    parse_dataset("locomo", locomo_slice(locomo_dir, tmp / "slice")).write(folder, {})
+    ingest(folder, folder, units="plain")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def dense(locomo, embedding_dir):
+    return rank_dataset("locomo", locomo, load_adapter("dense", {}, {"embedding_cache_dir": embedding_dir}), K)
+
+
+def turn_lists(run: pd.DataFrame) -> dict[str, list[str]]:
+    turns = run[run.granularity == "turn"].sort_values(["question_id", "rank"])
+    return {q: list(g.item_id) for q, g in turns.groupby("question_id")}
+
+
+def recall_at_10(run: pd.DataFrame, folder: Path, tmp: Path) -> float:
+    run.to_parquet(tmp / "run.parquet")
+    scores = score.run("locomo", tmp / "run.parquet", folder, tmp / "scores.parquet")
+    counted = scores[scores.skip.isna() & (scores.metric == "evidence_recall@10")]
+    return float(counted.value.mean())
+
+
+@pytest.mark.parametrize("name", list(LIBRARIES))
+def test_library_end_to_end(name, locomo, dense, embedding_dir, tmp_path):
+    module, extra = LIBRARIES[name]
+    if importlib.util.find_spec(module.split(".")[0]) is None:
+        pytest.skip(f"{name}: {module} is not installed (pip install -e '.[{extra}]')")
+    cache = shared_cache(embedding_dir)
+    store = tmp_path / "store"
+    began = time.perf_counter()
+    run, acc = run_memory("locomo", locomo, resolve(name)(), K, store, cache, name=name)
+    assert sum(acc.ingested.values()) == SESSIONS and acc.sessions_in_stores == SESSIONS
+    assert run.question_id.nunique() == QUESTIONS and acc.foreign_refs == 0
+    again, acc2 = run_memory("locomo", locomo, resolve(name)(), K, store, cache, name=name)
+    assert sum(acc2.ingested.values()) == 0 and acc2.reused == SESSIONS and again.equals(run)
+
+    if name in EXACT_COSINE:
+        assert not acc.short  # txtai drops scores <= 0; within one conversation every top-50 cosine is > 0
+        assert turn_lists(run) == turn_lists(dense)
+    else:
+        assert recall_at_10(run, locomo, tmp_path) == pytest.approx(ENGRAM_RECALL_AT_10, abs=5e-4)
+
+    # forget: a session's turns leave the store (what a cut-off ingest is undone with)
+    store_dir = sorted(p for p in store.iterdir() if (p / "ingest.jsonl").exists())[0]
+    sessions = tuple(dict.fromkeys(json.loads(line)["session"]
+                                   for line in (store_dir / "ingest.jsonl").read_text().splitlines()))
+    system = resolve(name)()
+    system.open(MemoryContext(store_dir, cache))
+    try:
+        query, scope = Query("probe", "What did they talk about?"), Scope(sessions, locomo / "sessions")
+        before = {ref for hit in system.search(query, 1000, scope) for ref in hit.refs}
+        assert any(ref.rsplit("_", 1)[0] == sessions[0] for ref in before)
+        system.forget(sessions[0])
+        after = {ref for hit in system.search(query, 1000, scope) for ref in hit.refs}
+        assert after and not any(ref.rsplit("_", 1)[0] == sessions[0] for ref in after)
+    finally:
+        system.close()
+    assert time.perf_counter() - began < 60
