@@ -35,6 +35,8 @@ def test_fact_runs_add_facts_to_their_base():
 
 def test_memory_systems_ingest_and_say_when_they_call_a_model():
     assert run_needs("session-log") == Needs(session_logs=True)
+    assert run_needs("a-mem") == Needs(session_logs=True, model_calls=True)  # its class alone: no import of a-mem
+    assert all(run_needs(n) == Needs(session_logs=True) for n in ("txtai", "langmem", "llamaindex", "engram", "chroma"))
     if importlib.util.find_spec("mem0") is None:
         pytest.skip("mem0 is an optional extra (pip install -e '.[mem0]')")
     assert run_needs("mem0", {"infer": False}) == Needs(session_logs=True)

@@ -23,7 +23,8 @@ from membench.sessions.view import turn_text, unit_text
 # model is loaded at all: each gets membench's embedder, so nothing would be downloaded either.)
 QUIET = {"ANONYMIZED_TELEMETRY": "False", "CHROMA_TELEMETRY": "False", "LLAMA_INDEX_TELEMETRY": "false",
          "DO_NOT_TRACK": "1", "POSTHOG_DISABLED": "1", "SCARF_NO_ANALYTICS": "true", "HF_HUB_DISABLE_TELEMETRY": "1",
-         "LANGCHAIN_TRACING_V2": "false", "LANGSMITH_TRACING": "false", "TOKENIZERS_PARALLELISM": "false"}
+         "LANGCHAIN_TRACING_V2": "false", "LANGSMITH_TRACING": "false", "TOKENIZERS_PARALLELISM": "false",
+         "LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # litellm (A-MEM imports it) would fetch its price map at import
 
 
 def quiet_import(module: str, extra: str, system: str) -> ModuleType:

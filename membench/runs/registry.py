@@ -56,6 +56,7 @@ SYSTEMS: dict[str, tuple[str, str]] = {
     "llamaindex": ("membench.memory.llamaindex_system", "LlamaIndexSystem"),
     "engram": ("membench.memory.engram_system", "EngramSystem"),
     "chroma": ("membench.memory.chroma_system", "ChromaSystem"),
+    "a-mem": ("membench.memory.amem_system", "AMemSystem"),
 }
 
 
