@@ -130,7 +130,7 @@ class AMemSystem(MemorySystem):
         for entry in kept:
             self.ingest(SessionLog(entry["key"], Path(entry["path"]), entry["timestamp"]))
 
-    def search(self, query: Query, k: int, scope: Scope) -> Sequence[Hit]:  # noqa: ARG002 - a store per haystack
+    def search(self, query: Query, k: int, scope: Scope) -> Sequence[Hit]:  # scope unused: a store per haystack
         found = self.memory.search(query.text, k=k)
         return [Hit((item["id"],), -float(item["score"])) for item in found]
 
