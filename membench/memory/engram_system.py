@@ -26,8 +26,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from membench.memory.library_common import CONTENT, check_params, embed_ahead, quiet_import, session_turns
-from membench.memory.protocol import Hit, MemoryContext, MemorySystem, Scope, SessionLog
+from membench.memory.library_common import LibrarySystem, quiet_import, session_turns
+from membench.memory.protocol import Hit, MemoryContext, Scope, SessionLog
 from membench.sessions.view import Query
 
 STORE = "engram"
@@ -52,23 +52,14 @@ class CachedEmbedder:
         return self.cache.encode(list(texts))
 
 
-class EngramSystem(MemorySystem):
+class EngramSystem(LibrarySystem):
     name = "engram"
-
-    def __init__(self, **params: Any):
-        super().__init__(**check_params(self.name, params, {"content": "message"}))
-        self.backend = None
-        self._version: dict[str, str] = {}
-
-    @property
-    def shares_sessions(self) -> bool:
-        return True
-
-    def ingests(self) -> str:
-        return CONTENT[self.params["content"]] + " as one engram Document {session, timestamp}"
+    stored_as = " as one engram Document {session, timestamp}"
+    shared_store = True
+    backend: Any = None
 
     def config(self) -> dict[str, Any]:
-        return {**super().config(), **self._version, "embedder": "minilm (membench cache)", "reranker": False}
+        return {**super().config(), "embedder": "minilm (membench cache)", "reranker": False}
 
     def open(self, context: MemoryContext) -> None:
         super().open(context)
@@ -96,9 +87,6 @@ class EngramSystem(MemorySystem):
             self._vectors = self.backend._index.reconstruct_n(0, self.backend._index.ntotal) \
                 if self.backend._index.ntotal else np.zeros((0, self.embedder.dimension), np.float32)
         return self._by_session
-
-    def prepare(self, logs: Sequence[SessionLog], queries: Sequence[Query]) -> None:
-        embed_ahead(self.context.embedding_cache, logs, queries, self.params["content"])
 
     def ingest(self, log: SessionLog) -> None:
         from engram.backends.base import Document

@@ -26,27 +26,18 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from membench.memory.library_common import CONTENT, check_params, embed_ahead, quiet_import, session_turns
-from membench.memory.protocol import Hit, MemoryContext, MemorySystem, Scope, SessionLog
+from membench.memory.library_common import LibrarySystem, quiet_import, session_turns
+from membench.memory.protocol import Hit, MemoryContext, Scope, SessionLog
 from membench.sessions.view import Query
 
 NAMESPACE = ("memories", "membench")
 SAVED = "langmem-store.jsonl"
 
 
-class LangMemSystem(MemorySystem):
+class LangMemSystem(LibrarySystem):
     name = "langmem"
-
-    def __init__(self, **params: Any):
-        super().__init__(**check_params(self.name, params, {"content": "message"}))
-        self.store = None
-        self._version: dict[str, str] = {}
-
-    def ingests(self) -> str:
-        return CONTENT[self.params["content"]] + " as one LangGraph store item {content, session}"
-
-    def config(self) -> dict[str, Any]:
-        return {**super().config(), **self._version}
+    stored_as = " as one LangGraph store item {content, session}"
+    store: Any = None
 
     def open(self, context: MemoryContext) -> None:
         super().open(context)
@@ -72,9 +63,6 @@ class LangMemSystem(MemorySystem):
         if records:
             self.store.batch([PutOp(NAMESPACE, r["key"], {"content": r["content"], "session": r["session"]})
                               for r in records])
-
-    def prepare(self, logs: Sequence[SessionLog], queries: Sequence[Query]) -> None:
-        embed_ahead(self.context.embedding_cache, logs, queries, self.params["content"])
 
     def ingest(self, log: SessionLog) -> None:
         records = [{"key": ref, "content": text, "session": log.key}

@@ -14,8 +14,9 @@ from __future__ import annotations
 import importlib
 import os
 from types import ModuleType
+from typing import Any, ClassVar
 
-from membench.memory.protocol import SessionLog
+from membench.memory.protocol import MemorySystem, SessionLog
 from membench.sessions.reader import read_events
 from membench.sessions.view import turn_text, unit_text
 
@@ -71,3 +72,31 @@ def embed_ahead(cache, logs, queries, content: str) -> None:
     """`prepare`: embed every turn still to ingest and every question in one batch (the libraries embed a
     session, or a question, per call)."""
     cache.encode([t for log in logs for _, t in session_turns(log, content)] + [q.text for q in queries])
+
+
+class LibrarySystem(MemorySystem):
+    """What the library systems share: their parameters checked against `defaults` (`content` at least), what the
+    report says goes in (`stored_as`), the library's version in the run's config (set `self._version` in `open`),
+    and one store for every session (`shared_store`, searched with the question's sessions) or one per haystack.
+    `prepare` embeds ahead with membench's cache, which these libraries are given as their embedder."""
+
+    defaults: ClassVar[dict[str, Any]] = {"content": "message"}
+    stored_as: ClassVar[str] = ""
+    shared_store: ClassVar[bool] = False
+
+    def __init__(self, **params: Any):
+        super().__init__(**check_params(self.name, params, self.defaults))
+        self._version: dict[str, str] = {}
+
+    @property
+    def shares_sessions(self) -> bool:
+        return self.shared_store
+
+    def ingests(self) -> str:
+        return CONTENT[self.params["content"]] + self.stored_as
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), **self._version}
+
+    def prepare(self, logs, queries) -> None:
+        embed_ahead(self.context.embedding_cache, logs, queries, self.params["content"])

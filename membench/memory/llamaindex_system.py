@@ -23,8 +23,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from membench.memory.library_common import CONTENT, check_params, embed_ahead, quiet_import, session_turns
-from membench.memory.protocol import Hit, MemoryContext, MemorySystem, Scope, SessionLog
+from membench.memory.library_common import LibrarySystem, quiet_import, session_turns
+from membench.memory.protocol import Hit, MemoryContext, Scope, SessionLog
 from membench.sessions.view import Query
 
 PERSIST = "llamaindex"
@@ -58,19 +58,10 @@ def cached_embedding(cache):
     return MembenchEmbedding(cache)
 
 
-class LlamaIndexSystem(MemorySystem):
+class LlamaIndexSystem(LibrarySystem):
     name = "llamaindex"
-
-    def __init__(self, **params: Any):
-        super().__init__(**check_params(self.name, params, {"content": "message"}))
-        self.index = None
-        self._version: dict[str, str] = {}
-
-    def ingests(self) -> str:
-        return CONTENT[self.params["content"]] + " as one LlamaIndex TextNode (session as unembedded metadata)"
-
-    def config(self) -> dict[str, Any]:
-        return {**super().config(), **self._version}
+    stored_as = " as one LlamaIndex TextNode (session as unembedded metadata)"
+    index: Any = None
 
     def open(self, context: MemoryContext) -> None:
         super().open(context)
@@ -85,9 +76,6 @@ class LlamaIndexSystem(MemorySystem):
             self.index = load_index_from_storage(storage, embed_model=self.embed_model)
         else:
             self.index = VectorStoreIndex(nodes=[], embed_model=self.embed_model)
-
-    def prepare(self, logs: Sequence[SessionLog], queries: Sequence[Query]) -> None:
-        embed_ahead(self.context.embedding_cache, logs, queries, self.params["content"])
 
     def ingest(self, log: SessionLog) -> None:
         from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode

@@ -22,26 +22,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from membench.memory.library_common import CONTENT, check_params, embed_ahead, quiet_import, session_turns
-from membench.memory.protocol import Hit, MemoryContext, MemorySystem, Scope, SessionLog
+from membench.memory.library_common import LibrarySystem, quiet_import, session_turns
+from membench.memory.protocol import Hit, MemoryContext, Scope, SessionLog
 from membench.sessions.view import Query
 
 SAVED = "txtai"
 
 
-class TxtaiSystem(MemorySystem):
+class TxtaiSystem(LibrarySystem):
     name = "txtai"
-
-    def __init__(self, **params: Any):
-        super().__init__(**check_params(self.name, params, {"content": "message"}))
-        self.embeddings = None
-        self._version: dict[str, str] = {}
-
-    def ingests(self) -> str:
-        return CONTENT[self.params["content"]] + " as one txtai document {text, session}"
-
-    def config(self) -> dict[str, Any]:
-        return {**super().config(), **self._version}
+    stored_as = " as one txtai document {text, session}"
+    embeddings: Any = None
 
     def open(self, context: MemoryContext) -> None:
         super().open(context)
@@ -56,9 +47,6 @@ class TxtaiSystem(MemorySystem):
                                             "faiss": {"components": "IDMap,Flat"}, **transform})
         if (self.path / "config.json").exists() or (self.path / "config").exists():
             self.embeddings.load(str(self.path), config=transform)
-
-    def prepare(self, logs: Sequence[SessionLog], queries: Sequence[Query]) -> None:
-        embed_ahead(self.context.embedding_cache, logs, queries, self.params["content"])
 
     def _save(self) -> None:
         self.embeddings.save(str(self.path))
