@@ -9,8 +9,9 @@ run's granularity (Procedural's trajectories); a session result covers the turns
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from membench.metrics.efficiency import budget_recall, tokens_at_k
@@ -19,10 +20,12 @@ from membench.scoring.tables import Gold, frame, gold_rows, ranked_lists
 TOKEN_KS = (1, 5, 10)
 
 
-def _haystack_items(gold: Gold, tokens: pd.DataFrame, haystack: str) -> dict[str, dict[str, tuple]]:
-    """granularity -> item id -> (tokens, the turn ids it covers), for one haystack."""
-    keys = gold.haystack_sessions.get(haystack, [])
-    part = tokens[tokens.session_key.isin(keys)]
+def _haystack_items(gold: Gold, tokens: pd.DataFrame, rows_of: Mapping[str, np.ndarray],
+                    haystack: str) -> dict[str, dict[str, tuple]]:
+    """granularity -> item id -> (tokens, the turn ids it covers), for one haystack (`rows_of`: session key -> its
+    rows in `tokens`, found once, so a LongMemEval-S haystack is not a scan of every turn of the dataset)."""
+    found = [rows_of[k] for k in dict.fromkeys(gold.haystack_sessions.get(haystack, [])) if k in rows_of]
+    part = tokens.iloc[np.sort(np.concatenate(found))] if found else tokens.iloc[:0]
     turns = {i: (int(n), frozenset((i,))) for i, n in zip(part.item_id, part.tokens)}
     sessions: dict[str, tuple] = {}
     for sid, group in part.groupby("session_id", sort=False):
@@ -37,11 +40,12 @@ def score(run: pd.DataFrame, gold: Gold, tokens: pd.DataFrame, granularities: Se
     ranked = {g: ranked_lists(run, g) for g in granularities}
     evidence = {g: gold.qrels_by_question(g) for g in {*granularities, "turn"}}
     cache: dict[str, dict] = {}
+    rows_of = tokens.groupby("session_key", sort=False).indices
     rows = []
     for q in gold.questions.to_dict("records"):
         qid = q["question_id"]
         if q["haystack_id"] not in cache:
-            cache = {q["haystack_id"]: _haystack_items(gold, tokens, q["haystack_id"])}  # questions come by haystack
+            cache = {q["haystack_id"]: _haystack_items(gold, tokens, rows_of, q["haystack_id"])}  # questions come by haystack
         items = cache[q["haystack_id"]]
         for g in granularities:
             found = [items[g][i] for i in ranked[g].get(qid, [])]
