@@ -7,6 +7,8 @@
   const $ = (id) => document.getElementById(id);
   const state = {};
   const loading = {};
+  const FIRST_ROWS = 200;  // rows listed at once: a filter answers at once, "Show all" lists the rest
+  let showAll = false;
 
   // ---- small helpers -----------------------------------------------------------------------------------
   function esc(s) {
@@ -47,6 +49,7 @@
     if (hash !== location.hash) history.replaceState(null, "", hash);
   }
   function set(changes) {
+    if (!("q" in changes)) showAll = false;  // a new filter lists its first rows; back from a question keeps them
     Object.assign(state, changes);
     writeHash();
     render();
@@ -113,7 +116,10 @@
     $("qa-head").textContent = state.a ? `${state.a} ${state.metric}` : "A";
     $("qb-head").textContent = state.b ? `${state.b} ${state.metric}` : "B";
     const av = state.a ? d.scores[state.a][state.metric] : null, bv = state.b ? d.scores[state.b][state.metric] : null;
-    $("qtable").tBodies[0].innerHTML = kept.map((i) =>
+    const listed = showAll ? kept : kept.slice(0, FIRST_ROWS);
+    $("show-all").hidden = listed.length === kept.length;
+    $("show-all").textContent = `Show all ${kept.length} questions (${listed.length} listed)`;
+    $("qtable").tBodies[0].innerHTML = listed.map((i) =>
       `<tr data-qid="${esc(Q.id[i])}"><td><button type="button" data-open="${i}">${esc(Q.id[i])}: ` +
       `${esc(Q.text[i])}</button></td><td>${esc(Q.type[i])}</td><td>${esc(Q.split[i])}</td>` +
       `<td class="num">${av ? num(av[i], 3) : ""}</td><td class="num">${bv ? num(bv[i], 3) : ""}</td></tr>`).join("");
@@ -239,6 +245,7 @@
     const button = e.target.closest("button[data-open]");
     if (button) set({ view: "questions", q: data().questions.id[Number(button.dataset.open)] });
   });
+  $("show-all").addEventListener("click", () => { showAll = true; render(); });
   $("close-question").addEventListener("click", () => set({ q: "" }));
   window.addEventListener("hashchange", () => { readHash(); render(); });
   readHash();
