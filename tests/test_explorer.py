@@ -94,6 +94,8 @@ def test_leaderboard_lists_every_system_with_the_summary_figures(browser, workfl
             test = sig[(sig.dataset == dataset) & (sig.adapter == run) & (sig.split == "all") & (sig.metric == metric)]
             p_text = row.locator('[data-field="p_holm"]').inner_text()
             assert p_text == (f"{test.p_holm.iloc[0]:.4f}" if len(test) else "—"), (dataset, run)
+    page.set_viewport_size({"width": 390, "height": 800})  # phone width: wide tables scroll inside, the page does not
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
 def expected_outcome(workflow, dataset: str, metric: str, a: str, b: str) -> set[str]:  # noqa: F811

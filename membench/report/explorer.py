@@ -33,9 +33,9 @@ def _script(variable: str, key: str, value: Any) -> str:
     return f"window.{variable}=window.{variable}||{{}};window.{variable}[{json.dumps(key)}]={body};\n"
 
 
-def _tables(job: Job, index: int) -> dict[str, pd.DataFrame]:
-    """One dataset's parsed tables (the inputs are lists in dataset order)."""
-    return {name: pd.read_parquet(job.input.paths(name)[index]) for name in ("questions", "qrels")}
+def _nth(job: Job, name: str, index: int) -> Path:
+    """The input `name` of the index-th dataset: per-dataset inputs are lists in the order of `params.datasets`."""
+    return job.input.paths(name)[index]
 
 
 def write_dataset(folder: Path, index: int, name: str, job: Job, summary: Mapping[str, Any],
@@ -44,11 +44,11 @@ def write_dataset(folder: Path, index: int, name: str, job: Job, summary: Mappin
     p = job.params
     runs = {a: (s, r) for (d, a), s, r in zip(p.runs, job.input.paths("scores"), job.input.paths("ranked"))
             if d == name}
-    efficiency = next((json.loads(f.read_text(encoding="utf-8")) for f in job.input.paths("efficiency")
-                       if json.loads(f.read_text(encoding="utf-8"))["dataset"] == name), None)
-    payload = dataset_payload(name, summary["datasets"][name], efficiency, _tables(job, index), runs, significance)
-    hays = haystack_sessions(pd.read_parquet(job.input.paths("turns")[index]),
-                             pd.read_parquet(job.input.paths("haystacks")[index]), payload)
+    efficiency = json.loads(_nth(job, "efficiency", index).read_text(encoding="utf-8"))
+    tables = {t: pd.read_parquet(_nth(job, t, index)) for t in ("questions", "qrels")}
+    payload = dataset_payload(name, summary["datasets"][name], efficiency, tables, runs, significance)
+    hays = haystack_sessions(pd.read_parquet(_nth(job, "turns", index)), pd.read_parquet(_nth(job, "haystacks", index)),
+                             payload)
     payload["haystack_files"] = {h: f"data/d{index}/h{n}.js" for n, h in enumerate(sorted(hays))}
     (folder / "data" / f"d{index}").mkdir(parents=True)
     for hay, sessions in hays.items():

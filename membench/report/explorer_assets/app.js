@@ -61,6 +61,7 @@
     options($("board-metric"), d.metrics, null, metric);
     const eff = d.efficiency.runs || {};
     $("budget-head").textContent = "Budget recall" + (d.efficiency.budget_metric ? ` (${d.efficiency.budget_metric})` : "");
+    $("board-short").textContent = `${d.name}: ${metric}`;
     $("board-caption").textContent = `${d.name}: ${metric}, all questions, means with 95% CIs (resampling unit: ` +
       `${d.unit}); paired tests against ${INDEX.baseline}, Holm-adjusted.`;
     const rows = d.runs.map((run) => ({ run, fig: d.leaderboard[run][metric] }))
