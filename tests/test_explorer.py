@@ -170,3 +170,27 @@ def test_a_failed_build_leaves_no_explorer_folder(tmp_path):
     with pytest.raises(FileNotFoundError):
         rule_explorer(job)
     assert list((tmp_path / "results").iterdir()) == []
+
+
+def test_a_haystack_ships_only_the_sessions_its_questions_touch():
+    """LongMemEval-S has ~50 sessions a haystack: the explorer ships the ones gold or a top-k item lies in."""
+    from membench.report.explorer_data import haystack_sessions
+
+    turns = pd.DataFrame({"session_key": ["k1", "k1", "k2", "k3"], "session_id": ["s1", "s1", "s2", "s3"],
+                          "session_date": [None] * 4, "turn_index": [0, 1, 0, 0],
+                          "item_id": ["s1_1", "s1_2", "s2_1", "s3_1"], "role": ["user"] * 4,
+                          "speaker": [None] * 4, "text": ["a", "b", "c", "d"]})
+    haystacks = pd.DataFrame({"haystack_id": ["h"] * 3, "position": [1, 2, 0], "session_key": ["k1", "k2", "k3"]})
+    payload = {"questions": {"haystack": ["h"]}, "gold": {"turn": [["s1_2"]]},
+               "top": {"bm25": {"session": [[["s3", 1.0, 0]]]}}}
+    sessions = haystack_sessions(turns, haystacks, payload)["h"]["sessions"]
+    assert [s["id"] for s in sessions] == ["s3", "s1"]  # in the haystack's order
+    assert sessions[1]["turns"] == [["s1_1", "user", "a"], ["s1_2", "user", "b"]]
+
+
+def test_skipped_questions_have_no_score_to_filter_on():
+    from membench.report.explorer_data import _score_columns
+
+    scores = pd.DataFrame({"question_id": ["q1", "q2", "q3"], "metric": ["m"] * 3, "value": [1.0, 0.0, 0.0],
+                           "skip": [None, None, "empty_evidence"]})
+    assert _score_columns(scores, ["m"], ["q1", "q2", "q3", "q4"]) == {"m": [1.0, 0.0, None, None]}

@@ -108,13 +108,13 @@ def _efficiency(record: Mapping[str, Any] | None, runs: Sequence[str]) -> dict[s
 def haystack_sessions(turns: pd.DataFrame, haystacks: pd.DataFrame, payload: Mapping[str, Any]) -> dict[str, dict]:
     """haystack id -> the sessions (with their turns' text) that its questions' gold or top-k items lie in.
     Only those: a LongMemEval-S haystack holds ~50 sessions, its questions touch a handful."""
-    sessions_of = haystacks.groupby("haystack_id").session_key.apply(set).to_dict()
+    sessions_of = haystacks.sort_values("position").groupby("haystack_id").session_key.apply(list).to_dict()
     by_key = {k: g.sort_values("turn_index") for k, g in turns.groupby("session_key", sort=False)}
     wanted = _wanted_items(payload)
     out: dict[str, dict] = {}
     for hay, keys in sessions_of.items():
         items = wanted.get(hay, set())
-        chosen = [by_key[k] for k in sorted(keys) if k in by_key and _touches(by_key[k], items)]
+        chosen = [by_key[k] for k in dict.fromkeys(keys) if k in by_key and _touches(by_key[k], items)]  # in order
         out[hay] = {"sessions": [_session(s) for s in chosen]}
     return out
 
