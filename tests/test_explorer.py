@@ -72,6 +72,11 @@ def goto(pg, address: str, selector: str) -> None:
     pg.wait_for_selector(selector)
 
 
+def test_the_report_links_the_explorer(workflow):  # noqa: F811
+    report = (workflow / "results" / "report.md").read_text(encoding="utf-8")
+    assert "](explorer/index.html)" in report and (workflow / "results" / "explorer" / "index.html").is_file()
+
+
 def test_leaderboard_lists_every_system_with_the_summary_figures(browser, workflow, page):  # noqa: F811
     summary = json.loads((workflow / "results" / "summary.json").read_text(encoding="utf-8"))
     sig = pd.read_parquet(workflow / "results" / "significance.parquet")
