@@ -66,7 +66,7 @@ def build_explorer(folder: Path, job: Job) -> None:
     (folder / "data").mkdir()
     datasets = [write_dataset(folder, n, name, job, summary, significance)
                 for n, name in enumerate(job.params.datasets)]
-    index = {"datasets": datasets, "baseline": job.params.baseline, "subset": bool(summary.get("subset"))}
+    index = {"datasets": datasets, "baseline": job.params.baseline, "subset": summary.get("subset")}  # its line
     (folder / "data" / "index.js").write_text(_script("MEMBENCH_INDEX", "run", index), encoding="utf-8")
     for asset in sorted(ASSETS.iterdir()):
         shutil.copyfile(asset, folder / asset.name)

@@ -221,8 +221,7 @@
       load(entry.file).then(render, (e) => { $("status").textContent = e.message; });
       return;
     }
-    $("status").textContent = `${d.name}: ${d.questions.id.length} questions, ${d.runs.length} systems.` +
-      (INDEX.subset ? " SUBSET RUN." : "");
+    $("status").textContent = `${d.name}: ${d.questions.id.length} questions, ${d.runs.length} systems.`;
     $("board").hidden = view !== "board";
     $("browser").hidden = view !== "questions" || !!state.q;
     $("question").hidden = view !== "questions" || !state.q;
@@ -249,6 +248,10 @@
   $("show-all").addEventListener("click", () => { showAll = true; render(); });
   $("close-question").addEventListener("click", () => set({ q: "" }));
   window.addEventListener("hashchange", () => { readHash(); render(); });
+  if (INDEX.subset) {  // a subset run says so first, as every text it writes does
+    $("subset").textContent = INDEX.subset;
+    $("subset").hidden = false;
+  }
   readHash();
   render();
 })();
