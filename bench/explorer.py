@@ -5,7 +5,8 @@
 Load: from navigation to the page's first full render of the dataset's leaderboard (its data script parsed).
 Filter: opening the question browser, then the outcome filter ("A finds the evidence, B does not") one system at a
 time, each from the event to the next painted frame (the browser lists a filter's first 200 rows at once);
-show_all: listing every row the filter kept. Medians of --repeat fresh page loads, 1280x800.
+show_all: listing every row the filter kept; open: opening the first listed question (its conversation's transcript
+script loaded on demand, gold in context and every system's top 10 drawn). Medians of --repeat fresh page loads, 1280x800.
 """
 
 from __future__ import annotations
@@ -30,6 +31,15 @@ TIME_CLICK = """(id) => new Promise((done) => {
   requestAnimationFrame(() => setTimeout(() => done(performance.now() - start), 0));
 })"""
 
+# Open the first listed question; time until its transcript script has loaded and its view is painted.
+TIME_OPEN = """() => new Promise((done) => {
+  const start = performance.now();
+  document.querySelector('#qtable tbody button').click();
+  const poll = () => document.getElementById('question').dataset.ready === '1'
+    ? requestAnimationFrame(() => setTimeout(() => done(performance.now() - start), 0)) : setTimeout(poll, 1);
+  poll();
+})"""
+
 
 def measure_once(browser, url: str, a: str, b: str) -> dict[str, float]:
     """One fresh page: load, open the browser view, filter on A then B; milliseconds each."""
@@ -42,9 +52,10 @@ def measure_once(browser, url: str, a: str, b: str) -> dict[str, float]:
     filter_b = page.evaluate(TIME_CHANGE, ["f-b", b])
     rows = int(page.locator("#count").inner_text().split()[0])
     show_all = page.evaluate(TIME_CLICK, "show-all") if rows > page.locator("#qtable tbody tr").count() else 0.0
+    open_question = page.evaluate(TIME_OPEN)
     page.close()
     return {"load_ms": load, "browser_ms": browse, "filter_a_ms": filter_a, "filter_b_ms": filter_b,
-            "show_all_ms": show_all, "rows": rows}
+            "show_all_ms": show_all, "open_ms": open_question, "rows": rows}
 
 
 def main() -> None:
@@ -63,7 +74,7 @@ def main() -> None:
         browser.close()
     print(f"{args.dataset}: {runs[0]['rows']} questions where {args.a} finds and {args.b} misses; "
           f"medians of {args.repeat} loads (ms):")
-    for key in ("load_ms", "browser_ms", "filter_a_ms", "filter_b_ms", "show_all_ms"):
+    for key in ("load_ms", "browser_ms", "filter_a_ms", "filter_b_ms", "show_all_ms", "open_ms"):
         values = [r[key] for r in runs]
         print(f"  {key:12s} median {statistics.median(values):8.1f}   max {max(values):8.1f}")
 
