@@ -6,7 +6,8 @@ Load: from navigation to the page's first full render of the dataset's leaderboa
 Filter: opening the question browser, then the outcome filter ("A finds the evidence, B does not") one system at a
 time, each from the event to the next painted frame (the browser lists a filter's first 200 rows at once);
 show_all: listing every row the filter kept; open: opening the first listed question (its conversation's transcript
-script loaded on demand, gold in context and every system's top 10 drawn). Medians of --repeat fresh page loads, 1280x800.
+script loaded on demand, gold in context and every system's top 10 drawn).
+Medians of --repeat fresh page loads, 1280x800.
 """
 
 from __future__ import annotations
