@@ -21,7 +21,8 @@ from conftest import REPO
 
 # Which module reads which packaged data file: stated here, independently of the modules' DATA_FILES.
 DATA_READERS = {"membench/prompts/": "membench.llm.prompts", "membench/datasets/errata/": "membench.datasets.errata.files",
-                "workflow/schemas/config.schema.yaml": "membench.config"}
+                "workflow/schemas/config.schema.yaml": "membench.config",
+                "membench/report/explorer_assets/": "membench.report.explorer"}
 
 
 def rule_scripts() -> dict[str, tuple[str, str | None]]:
@@ -38,7 +39,7 @@ def rule_scripts() -> dict[str, tuple[str, str | None]]:
 
 def test_every_rule_carries_the_code_version_of_its_own_script():
     rules = rule_scripts()
-    assert len(rules) == 28 and {s for s, _ in rules.values()} == {
+    assert len(rules) == 29 and {s for s, _ in rules.values()} == {
         f"scripts/{p.name}" for p in (REPO / "scripts").glob("*.py")}
     for name, (script, code) in rules.items():
         # download's files are pinned by their sha256: no edit can change them, and a rerun would fetch again

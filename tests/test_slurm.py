@@ -30,7 +30,7 @@ from slurm_cluster import ClusterUnavailable, SlurmCluster, install_packages, mi
 pytestmark = pytest.mark.slow
 
 KEEP = ("bm25", "action-only")
-LOCAL_RULES = {"aggregate", "embedded", "plots", "report", "summary"}
+LOCAL_RULES = {"aggregate", "embedded", "explorer", "plots", "report", "summary"}
 SUBMITTED = re.compile(r"Job \d+ has been submitted with SLURM jobid (\d+) \(log: (\S+)\)")
 
 

@@ -36,6 +36,9 @@ def test_subset_run_says_so_everywhere(tmp_path, locomo_dir, procedural_dir, lon
     assert first(out / "summary.json").startswith('{"subset": "SUBSET RUN')
     assert first(out / "headline.txt").startswith("SUBSET RUN")
     assert "SUBSET RUN" in done.stdout + done.stderr  # the headline table printed on success
+    # the results explorer shows the same line above its title (data/index.js carries it)
+    assert json.dumps(json.loads((out / "summary.json").read_text())["subset"]) in (
+        out / "explorer" / "data" / "index.js").read_text(encoding="utf-8")
     for dataset, n in (("locomo", 10), ("procedural", 6), ("lme-fragment", 2)):
         assert first(out / "tables" / f"{dataset}.tex").startswith("% SUBSET RUN")
         assert first(out / dataset / "per_question.csv").startswith("# SUBSET RUN")

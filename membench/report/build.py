@@ -60,7 +60,9 @@ def build_report(inputs: ReportInputs, out: Path) -> None:
              "resampling unit, named above each dataset's tables. Numbers are "
              "from split `all` unless a table says otherwise; `tune` (even question index) is for tuning, `holdout` "
              "(odd) for reporting a tuned system. Ties in every ranking are broken by haystack position "
-             "(earlier first), except `bm25-upstream`, which reproduces LongMemEval's argsort order.", ""]
+             "(earlier first), except `bm25-upstream`, which reproduces LongMemEval's argsort order.", "",
+             "Every question, with each system's top 10 and the gold evidence in its session: open "
+             "[explorer/index.html](explorer/index.html) in a browser, from disk (no server, no network).", ""]
     for dataset, kind in inputs.datasets.items():
         spec = inputs.config.get("datasets", {}).get(dataset, {})
         parts += [f"## {dataset} ({kind})", "", units_note(kind, spec), ""]

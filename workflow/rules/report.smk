@@ -72,6 +72,7 @@ rule per_question:
 # Seconds of work: run beside snakemake rather than wait in a cluster queue.
 localrules:
     plots,
+    explorer,
     report,
 
 
@@ -126,6 +127,34 @@ rule efficiency:
         "../../scripts/efficiency.py"
 
 
+# An offline results explorer (results/explorer/index.html, opened from disk): leaderboard, question browser,
+# each question's gold turns in context and every system's top k. Reads existing outputs only.
+rule explorer:
+    input:
+        summary="results/summary.json",
+        significance="results/significance.parquet",
+        questions=expand("results/{dataset}/questions.parquet", dataset=DATASETS),
+        turns=expand("results/{dataset}/turns.parquet", dataset=DATASETS),
+        qrels=expand("results/{dataset}/qrels.parquet", dataset=DATASETS),
+        haystacks=expand("results/{dataset}/haystacks.parquet", dataset=DATASETS),
+        scores=run_files("results/{dataset}/scores/{adapter}.parquet"),
+        ranked=run_files("results/{dataset}/runs/{adapter}.parquet"),
+        efficiency=expand("results/{dataset}/efficiency/efficiency.json", dataset=DATASETS),
+    output:
+        folder=directory("results/explorer"),
+    params:
+        datasets=DATASETS,
+        runs=RUNS,
+        baseline=config["baseline"],
+        code=script_version("scripts/explorer.py"),
+    log:
+        "logs/explorer.log",
+    conda:
+        ENV
+    script:
+        "../../scripts/explorer.py"
+
+
 rule report:
     input:
         normalization=expand("results/{dataset}/normalization.json", dataset=DATASETS),
@@ -147,6 +176,7 @@ rule report:
         costs=cost_files(),
         efficiency=expand("results/{dataset}/efficiency/efficiency.json", dataset=DATASETS),
         efficiency_plots=expand("results/plots/{dataset}_efficiency.png", dataset=DATASETS),
+        explorer=rules.explorer.output.folder,
     output:
         report=report("results/report.md", category="Report", caption="../report/report.rst"),
     params:

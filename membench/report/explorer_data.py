@@ -1,0 +1,144 @@
+"""What the offline results explorer ships, as plain dicts: per dataset its questions, per-question headline
+scores, each system's top k with gold marked, and (per haystack, loaded only when a question is opened) the
+session text that gold items and top-k items point into.
+
+Reads only the run's existing outputs (questions, turns, qrels, haystacks, scores and runs parquets,
+summary.json, significance.parquet); moves no figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+TOP_K = 10  # the top k each system's list shows when a question is opened
+TEXT_CHARS = 1500  # a turn's text is cut here: the explorer shows context, the transcript stays the source
+
+
+def _clean(value: Any) -> Any:
+    """None for pandas' missing values, so the JSON holds null rather than NaN (which JSON cannot hold)."""
+    return None if value is None or (not isinstance(value, str | list) and pd.isna(value)) else value
+
+
+def _questions(questions: pd.DataFrame) -> dict[str, list[Any]]:
+    """The question table, column by column (smaller than one object per question)."""
+    q = questions.sort_values("index")
+    return {"id": q.question_id.tolist(), "text": q.question.tolist(),
+            "answer": [_clean(a) for a in q.answer], "type": [_clean(t) for t in q.question_type],
+            "split": q.split.tolist(), "haystack": q.haystack_id.tolist()}
+
+
+def _score_columns(scores: pd.DataFrame, metrics: Sequence[str], ids: Sequence[str]) -> dict[str, list]:
+    """metric -> one value per question (in `ids` order); null where the question was skipped or is absent."""
+    kept = scores[scores.metric.isin(metrics) & scores.skip.isna()]
+    table = kept.pivot_table(index="question_id", columns="metric", values="value", aggfunc="first")
+    table = table.reindex(index=list(ids), columns=list(metrics))
+    return {m: [None if pd.isna(v) else round(float(v), 6) for v in table[m]] for m in metrics}
+
+
+def _top(ranked: pd.DataFrame, gold: Mapping[tuple[str, str], set[str]], ids: Sequence[str]) -> dict[str, list]:
+    """granularity -> per question its top k as [item_id, score, gold?]."""
+    top = ranked[ranked["rank"] <= TOP_K].sort_values(["granularity", "question_id", "rank"])
+    out: dict[str, list] = {}
+    for gran, rows in top.groupby("granularity", sort=True):
+        by_q = {q: [[i, round(float(s), 4), int(i in gold.get((q, gran), ()))] for i, s in zip(g.item_id, g.score)]
+                for q, g in rows.groupby("question_id", sort=False)}
+        out[str(gran)] = [by_q.get(q, []) for q in ids]
+    return out
+
+
+def gold_items(qrels: pd.DataFrame) -> dict[tuple[str, str], set[str]]:
+    """(question, granularity) -> its relevant item ids."""
+    rel = qrels[qrels.relevance > 0]
+    return {(q, g): set(rows.item_id) for (q, g), rows in rel.groupby(["question_id", "granularity"])}
+
+
+def significance_table(significance: pd.DataFrame, dataset: str, metrics: Sequence[str]) -> dict[str, dict]:
+    """run -> metric -> the paired test against the baseline on the whole dataset (Holm-adjusted p)."""
+    rows = significance[(significance.dataset == dataset) & (significance.split == "all")
+                        & significance.metric.isin(metrics)]
+    out: dict[str, dict] = {}
+    for r in rows.itertuples():
+        out.setdefault(r.adapter, {})[r.metric] = {
+            "baseline": r.baseline, "diff": _clean(r.mean_diff), "lo": _clean(r.ci_lo), "hi": _clean(r.ci_hi),
+            "p_holm": _clean(r.p_holm), "wins": int(r.wins), "ties": int(r.ties), "losses": int(r.losses)}
+    return out
+
+
+def dataset_payload(name: str, record: Mapping[str, Any], efficiency: Mapping[str, Any] | None,
+                    tables: Mapping[str, pd.DataFrame], runs: Mapping[str, tuple[Path, Path]],
+                    significance: pd.DataFrame) -> dict[str, Any]:
+    """Everything the explorer needs about one dataset except its transcript text.
+    `runs`: run -> (scores parquet, ranked-list parquet)."""
+    metrics = list(record["headline_metrics"])
+    questions = _questions(tables["questions"])
+    ids, gold = questions["id"], gold_items(tables["qrels"])
+    grans = sorted({g for _, g in gold})
+    return {
+        "name": name, "kind": record["kind"], "unit": record.get("resampling_unit", "question"),
+        "metrics": metrics, "runs": list(runs), "questions": questions,
+        "gold": {g: [sorted(gold.get((q, g), ())) for q in ids] for g in grans},
+        "scores": {run: _score_columns(pd.read_parquet(s), metrics, ids) for run, (s, _) in runs.items()},
+        "top": {run: _top(pd.read_parquet(r), gold, ids) for run, (_, r) in runs.items()},
+        "leaderboard": {run: {m: figures.get(m) for m in metrics}
+                        for run, figures in ((r, record["adapters"].get(r, {}).get("all", {})) for r in runs)},
+        "significance": significance_table(significance, name, metrics),
+        "efficiency": _efficiency(efficiency, list(runs)),
+        # the metric the page opens on: the benchmark's accuracy metric where efficiency.json names it
+        "default_metric": next((m for m in [(efficiency or {}).get("accuracy_metric")] if m in metrics), metrics[0]),
+    }
+
+
+def _efficiency(record: Mapping[str, Any] | None, runs: Sequence[str]) -> dict[str, Any]:
+    """run -> latency p50 (ms), mean tokens of the top 10, recall within the token budget: where measured."""
+    if not record:
+        return {}
+    out = {}
+    for run in runs:
+        r = record["runs"].get(run) or {}
+        tokens, budget = (r.get("tokens@k") or {}).get("10"), r.get("budget_recall")
+        out[run] = {"latency_p50": (r.get("latency_ms") or {}).get("p50"),
+                    "tokens10": tokens["mean"] if tokens else None, "budget_recall": budget["mean"] if budget else None}
+    return {"budget_metric": record.get("budget_metric"), "runs": out}
+
+
+def haystack_sessions(turns: pd.DataFrame, haystacks: pd.DataFrame, payload: Mapping[str, Any]) -> dict[str, dict]:
+    """haystack id -> the sessions (with their turns' text) that its questions' gold or top-k items lie in.
+    Only those: a LongMemEval-S haystack holds ~50 sessions, its questions touch a handful."""
+    sessions_of = haystacks.sort_values("position").groupby("haystack_id").session_key.apply(list).to_dict()
+    by_key = {k: g.sort_values("turn_index") for k, g in turns.groupby("session_key", sort=False)}
+    wanted = _wanted_items(payload)
+    out: dict[str, dict] = {}
+    for hay, keys in sessions_of.items():
+        items = wanted.get(hay, set())
+        chosen = [by_key[k] for k in dict.fromkeys(keys) if k in by_key and _touches(by_key[k], items)]  # in order
+        out[hay] = {"sessions": [_session(s) for s in chosen]}
+    return out
+
+
+def _wanted_items(payload: Mapping[str, Any]) -> dict[str, set[str]]:
+    """haystack -> every item id its questions' gold lists and top-k lists name."""
+    wanted: dict[str, set[str]] = {}
+    hays = payload["questions"]["haystack"]
+    lists = [*payload["gold"].values(), *[[[e[0] for e in row] for row in per_q]
+                                          for by_gran in payload["top"].values() for per_q in by_gran.values()]]
+    for per_question in lists:
+        for hay, items in zip(hays, per_question):
+            wanted.setdefault(hay, set()).update(items)
+    return wanted
+
+
+def _touches(session: pd.DataFrame, items: set[str]) -> bool:
+    return bool(items & (set(session.item_id) | set(session.session_id)))
+
+
+def _session(rows: pd.DataFrame) -> dict[str, Any]:
+    """One session as the explorer shows it: id, date, and each turn as [item id, who, text]."""
+    first = rows.iloc[0]
+    who = rows.speaker.fillna(rows.role).fillna("")
+    text = rows.text.fillna("").str.slice(0, TEXT_CHARS)
+    return {"id": first.session_id, "date": _clean(first.session_date),
+            "turns": [[i, w, t] for i, w, t in zip(rows.item_id, who, text)]}

@@ -1,0 +1,5 @@
+"""Rule explorer: the run's outputs -> results/explorer/, an offline results explorer (index.html + data scripts)."""
+from membench.plumbing.job import run_stage
+from membench.report import explorer
+
+run_stage(snakemake, explorer.rule_explorer)
