@@ -49,9 +49,9 @@ def browser():
         chromium.close()
 
 
-@pytest.fixture
-def page(browser, workflow):  # noqa: F811  (browser first: a missing browser skips before the pipeline runs)
-    """A 1280x800 page; at the end, no console error and no request but for file:// URLs."""
+def checked_page(browser):
+    """A 1280x800 page; at the end, no console error and no request but for file:// URLs (a generator, so the
+    `page` fixtures of other test modules check the same)."""
     pg = browser.new_page(viewport={"width": 1280, "height": 800})
     errors, requests = [], []
     pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -61,6 +61,11 @@ def page(browser, workflow):  # noqa: F811  (browser first: a missing browser sk
     pg.close()
     assert errors == []
     assert requests and [u for u in requests if not u.startswith("file://")] == []
+
+
+@pytest.fixture
+def page(browser, workflow):  # noqa: F811  (browser first: a missing browser skips before the pipeline runs)
+    yield from checked_page(browser)
 
 
 def url(workflow, fragment: str = "") -> str:  # noqa: F811
@@ -199,3 +204,31 @@ def test_skipped_questions_have_no_score_to_filter_on():
     scores = pd.DataFrame({"question_id": ["q1", "q2", "q3"], "metric": ["m"] * 3, "value": [1.0, 0.0, 0.0],
                            "skip": [None, None, "empty_evidence"]})
     assert _score_columns(scores, ["m"], ["q1", "q2", "q3", "q4"]) == {"m": [1.0, 0.0, None, None]}
+
+
+def test_qa_mode_ships_answers_verdicts_and_the_judges_calibration():
+    """Per question and QA'd run: the answer, the verdict (null without one: status says why), LoCoMo's F1; per
+    dataset the calibration table as the report words it. Without QA files: no QA keys at all."""
+    from membench.qa.calibration import calibration_summary
+    from membench.report.explorer_data import qa_payload
+    from membench.report.judge_trust import rate_ci
+
+    qa = pd.DataFrame({"question_id": ["q2", "q1"], "answer": ["Paris", None], "correct": [True, None],
+                       "status": ["ok", "failed"], "f1": [1.0, float("nan")]}).astype(
+        {"answer": "string", "correct": "boolean", "status": "string"})
+    probes = pd.DataFrame({"question_id": ["q1", "q1", "q2"], "question_type": ["single", "single", "multi"],
+                           "category": [None, None, None], "probe": ["gold", "near_miss", "gold"],
+                           "should_accept": [True, False, True], "accepted": [True, True, None]}).astype(
+        {"accepted": "boolean", "category": "Int64"})
+    got = qa_payload({"bm25": qa}, probes, ["q1", "q2", "q3"])
+    assert got["qa"] == {"runs": ["bm25"], "answers": {"bm25": {
+        "answer": [None, "Paris", None], "correct": [None, True, None], "status": ["failed", "ok", None],
+        "f1": [None, 1.0, None]}}}
+    every = calibration_summary(probes).iloc[0]
+    assert got["calibration"]["rows"][0] == [
+        "all", 2, rate_ci(every.false_accept, every.fa_low, every.fa_high, every.false_accepts, every.should_reject),
+        rate_ci(every.false_reject, every.fr_low, every.fr_high, every.false_rejects, every.should_accept), 1]
+    assert got["calibration"]["rows"][0][2].endswith("(1/1)")  # the near miss was accepted
+    assert [r[0] for r in got["calibration"]["rows"]] == ["all", "multi", "single"]
+    json.dumps(got, allow_nan=False)  # the page's data file holds no NaN
+    assert qa_payload({}, None, ["q1"]) == {}

@@ -14,7 +14,10 @@ import pytest
 import yaml
 
 from conftest import jobs_reading, locomo_slice, real_datasets, run_snakemake
+from membench.qa.calibration import calibration_summary
+from membench.report.judge_trust import rate_ci
 from openai_server import FakeOpenAIServer
+from test_explorer import browser, checked_page, url  # noqa: F401  (browser: the fixture)
 
 pytestmark = pytest.mark.slow
 KEY = "sk-membench-test-SECRET-7f3a9c"
@@ -109,9 +112,9 @@ def test_fact_runs_use_the_facts(work):
 def readers_in(results: Path, table: str) -> set[str]:
     """What the finished run says reads ``<dataset>/<table>.parquet``, one first output per job, from the files
     it made (not from the rules): ingest (its session logs), score and score_extended (every score file), the
-    Procedural judge, LongMemEval's retrieval logs, the difficulty table, QA (not on qrels) and LoCoMo's
-    observation facts (on turns)."""
-    out = set()
+    Procedural judge, LongMemEval's retrieval logs, the difficulty table, QA (not on qrels), LoCoMo's
+    observation facts (on turns) and the results explorer (every dataset's tables)."""
+    out = {"results/explorer"}
     for folder in sorted(p.parent for p in results.glob("*/questions.parquet")):
         files = [folder / "difficulty.parquet", *folder.glob("scores/*.parquet"),
                  *folder.glob("judgments/*.parquet"), *folder.glob("runs/*.retrieval_log.*.jsonl")]
@@ -133,13 +136,61 @@ def test_touching_a_table_reruns_exactly_the_jobs_that_read_it(work, tmp_path):
     readers = jobs_reading(work, work / "models.yaml", touched, tmp_path)
     for path in touched:
         dataset, table = path.split("/")[1], Path(path).stem
-        expected = {f for f in readers_in(results, table) if f.startswith(f"results/{dataset}/")}
+        expected = {f for f in readers_in(results, table)
+                    if f.startswith(f"results/{dataset}/") or f == "results/explorer"}
         assert readers[path] == expected, path
     procedural = readers["results/procedural/haystacks.parquet"]
     assert {"results/procedural/judgments/bm25.parquet",
             "results/procedural/scores/bm25.extended.parquet"} <= procedural
     assert "results/locomo/qa/bm25.parquet" in readers["results/locomo/haystacks.parquet"]
     assert "results/lme-fragment/runs/bm25.retrieval_log.turn.jsonl" in readers["results/lme-fragment/qrels.parquet"]
+
+
+@pytest.fixture
+def page(browser, work):  # noqa: F811  (browser first: a missing browser skips before the pipeline runs)
+    yield from checked_page(browser)
+
+
+def verdict_text(row) -> str:
+    """A verdict as the explorer words it (in words, not colour alone)."""
+    if row.correct is True or row.correct is False:
+        return "✓ correct" if row.correct else "✗ wrong"
+    return f"no verdict ({row.status})"
+
+
+def test_the_explorer_shows_each_answer_its_verdict_and_the_judges_calibration(browser, work, page):  # noqa: F811
+    """QA mode in the results explorer: an opened question lists bm25's and the full-context baseline's answers
+    and verdicts as qa/*.parquet holds them, the judge's calibration beside them as the report states it, and
+    the QA-verdict filter keeps the questions the judge rejected."""
+    results = work / "results"
+    answers = {run: pd.read_parquet(results / "locomo" / "qa" / f"{run}.parquet").astype(object)
+               .set_index("question_id") for run in ("bm25", "full-context")}
+    summary = calibration_summary(pd.read_parquet(results / "locomo" / "qa" / "calibration.parquet"))
+    expected_calibration = [[r.group, str(r.questions),
+                             rate_ci(r.false_accept, r.fa_low, r.fa_high, r.false_accepts, r.should_reject),
+                             rate_ci(r.false_reject, r.fr_low, r.fr_high, r.false_rejects, r.should_accept),
+                             str(r.not_judged)] for r in summary.itertuples(index=False)]
+    report = (results / "report.md").read_text(encoding="utf-8")
+    assert expected_calibration[0][2] in report  # the figure the report shows, not a second computation
+    for n, qid in enumerate(answers["bm25"].index):
+        page.goto(url(work, f"#ds=locomo&view=questions&q={qid}"))
+        if n == 0:
+            page.reload()  # a fresh load of the opened question; the rest are hash changes
+        page.wait_for_function("q => document.getElementById('question').dataset.ready === '1' && "
+                               "document.getElementById('q-title').textContent.startsWith(q + ': ')", arg=qid)
+        rows = page.locator("#q-answers tbody tr")
+        shown = {r.get_attribute("data-run"): (r.locator('[data-field="answer"]').text_content(),
+                                               r.locator('[data-field="verdict"]').inner_text()) for r in rows.all()}
+        assert shown == {run: ("" if pd.isna(df.answer[qid]) else df.answer[qid], verdict_text(df.loc[qid]))
+                         for run, df in answers.items()}, qid
+        table = page.locator("#q-calibration-table tbody tr")
+        assert [[c.inner_text() for c in r.locator("th, td").all()] for r in table.all()] == expected_calibration
+    page.click("#close-question")
+    for choice, verdict in (("bm25|0", False), ("bm25|1", True)):
+        page.select_option("#f-verdict", choice)
+        kept = {q for q, c in answers["bm25"].correct.items() if c is verdict}
+        assert page.locator("#count").inner_text().startswith(f"{len(kept)} of ")
+        assert {r.get_attribute("data-qid") for r in page.locator("#qtable tbody tr").all()} == kept
 
 
 def test_rerun_from_empty_results_pays_nothing(work, server):

@@ -38,6 +38,15 @@ def _nth(job: Job, name: str, index: int) -> Path:
     return job.input.paths(name)[index]
 
 
+def qa_inputs(job: Job, name: str) -> tuple[dict[str, pd.DataFrame], pd.DataFrame | None]:
+    """In QA mode, the dataset's answers (QA'd run or full-context -> qa.parquet) and calibration probes; the
+    rule has these inputs only when QA is on, so a run without QA reads nothing here."""
+    p, i = job.params, job.input
+    answers = {a: pd.read_parquet(f) for (d, a), f in zip(p.get("answered", []), i.get("qa", [])) if d == name}
+    probes = [pd.read_parquet(f) for d, f in zip(p.get("calibrated", []), i.get("calibration", [])) if d == name]
+    return answers, (probes[0] if probes else None)
+
+
 def write_dataset(folder: Path, index: int, name: str, job: Job, summary: Mapping[str, Any],
                   significance: pd.DataFrame) -> dict[str, Any]:
     """`data/d<index>.js` and its haystack files; returns the dataset's entry in the page's index."""
@@ -46,7 +55,8 @@ def write_dataset(folder: Path, index: int, name: str, job: Job, summary: Mappin
             if d == name}
     efficiency = json.loads(_nth(job, "efficiency", index).read_text(encoding="utf-8"))
     tables = {t: pd.read_parquet(_nth(job, t, index)) for t in ("questions", "qrels")}
-    payload = dataset_payload(name, summary["datasets"][name], efficiency, tables, runs, significance)
+    payload = dataset_payload(name, summary["datasets"][name], efficiency, tables, runs, significance,
+                              *qa_inputs(job, name))
     hays = haystack_sessions(pd.read_parquet(_nth(job, "turns", index)), pd.read_parquet(_nth(job, "haystacks", index)),
                              payload)
     payload["haystack_files"] = {h: f"data/d{index}/h{n}.js" for n, h in enumerate(sorted(hays))}

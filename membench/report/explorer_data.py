@@ -3,7 +3,8 @@ scores, each system's top k with gold marked, and (per haystack, loaded only whe
 session text that gold items and top-k items point into.
 
 Reads only the run's existing outputs (questions, turns, qrels, haystacks, scores and runs parquets,
-summary.json, significance.parquet); moves no figure.
+summary.json, significance.parquet; in QA mode the qa/*.parquet answers and the judge's calibration probes);
+moves no figure.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from membench.qa.calibration import calibration_summary
+from membench.report.judge_trust import rate_ci
 
 TOP_K = 10  # the top k each system's list shows when a question is opened
 TEXT_CHARS = 1500  # a turn's text is cut here: the explorer shows context, the transcript stays the source
@@ -70,9 +74,11 @@ def significance_table(significance: pd.DataFrame, dataset: str, metrics: Sequen
 
 def dataset_payload(name: str, record: Mapping[str, Any], efficiency: Mapping[str, Any] | None,
                     tables: Mapping[str, pd.DataFrame], runs: Mapping[str, tuple[Path, Path]],
-                    significance: pd.DataFrame) -> dict[str, Any]:
+                    significance: pd.DataFrame, qa: Mapping[str, pd.DataFrame] | None = None,
+                    probes: pd.DataFrame | None = None) -> dict[str, Any]:
     """Everything the explorer needs about one dataset except its transcript text.
-    `runs`: run -> (scores parquet, ranked-list parquet)."""
+    `runs`: run -> (scores parquet, ranked-list parquet); in QA mode `qa`: QA'd run -> its qa.parquet frame and
+    `probes`: the judge's calibration probes."""
     metrics = list(record["headline_metrics"])
     questions = _questions(tables["questions"])
     ids, gold = questions["id"], gold_items(tables["qrels"])
@@ -89,6 +95,7 @@ def dataset_payload(name: str, record: Mapping[str, Any], efficiency: Mapping[st
         "efficiency": _efficiency(efficiency, list(runs)),
         # the metric the page opens on: the benchmark's accuracy metric where efficiency.json names it
         "default_metric": next((m for m in [(efficiency or {}).get("accuracy_metric")] if m in metrics), metrics[0]),
+        **qa_payload(qa or {}, probes, ids),
     }
 
 
@@ -142,3 +149,42 @@ def _session(rows: pd.DataFrame) -> dict[str, Any]:
     text = rows.text.fillna("").str.slice(0, TEXT_CHARS)
     return {"id": first.session_id, "date": _clean(first.session_date),
             "turns": [[i, w, t] for i, w, t in zip(rows.item_id, who, text)]}
+
+
+def qa_answers(frames: Mapping[str, pd.DataFrame], ids: Sequence[str]) -> dict[str, dict[str, list]]:
+    """QA'd run (and the full-context baseline) -> per question (in `ids` order) the generated answer, the judge's
+    verdict (true/false, null without one), the row's status (why there is no verdict) and, where the benchmark
+    has it (LoCoMo), the token F1. Null throughout for questions the QA run did not cover (qa.limit)."""
+    out = {}
+    for run, df in frames.items():
+        rows = df.drop_duplicates("question_id").set_index("question_id").reindex(list(ids))
+        columns = {"answer": [_clean(a) for a in rows.answer.astype(object)],
+                   "correct": [None if pd.isna(c) else bool(c) for c in rows.correct.astype(object)],
+                   "status": [_clean(s) for s in rows.status.astype(object)]}
+        if "f1" in rows and rows.f1.notna().any():
+            columns["f1"] = [None if pd.isna(v) else round(float(v), 4) for v in rows.f1]
+        out[run] = columns
+    return out
+
+
+CALIBRATION_HEADER = ["group", "questions", "false-accept [95% CI]", "false-reject [95% CI]", "not judged"]
+
+
+def calibration_rows(probes: pd.DataFrame) -> dict[str, list]:
+    """The judge's calibration on one dataset's probes, as the report's calibration table words it
+    (judge_trust.rate_ci of qa.calibration.calibration_summary): one row per group, `all` first."""
+    rows = [[r.group, int(r.questions), rate_ci(r.false_accept, r.fa_low, r.fa_high, r.false_accepts, r.should_reject),
+             rate_ci(r.false_reject, r.fr_low, r.fr_high, r.false_rejects, r.should_accept), int(r.not_judged)]
+            for r in calibration_summary(probes).itertuples(index=False)]
+    return {"header": CALIBRATION_HEADER, "rows": rows}
+
+
+def qa_payload(frames: Mapping[str, pd.DataFrame], probes: pd.DataFrame | None, ids: Sequence[str]) -> dict[str, Any]:
+    """The QA keys of a dataset's payload: none at all when the run answered nothing (QA off), so the page
+    shows what it showed before."""
+    out: dict[str, Any] = {}
+    if frames:
+        out["qa"] = {"runs": list(frames), "answers": qa_answers(frames, ids)}
+    if probes is not None:
+        out["calibration"] = calibration_rows(probes)
+    return out

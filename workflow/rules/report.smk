@@ -128,7 +128,8 @@ rule efficiency:
 
 
 # An offline results explorer (results/explorer/index.html, opened from disk): leaderboard, question browser,
-# each question's gold turns in context and every system's top k. Reads existing outputs only.
+# each question's gold turns in context and every system's top k (in QA mode: the generated answers, verdicts and
+# the judge's calibration). Reads existing outputs only.
 rule explorer:
     input:
         summary="results/summary.json",
@@ -140,11 +141,16 @@ rule explorer:
         scores=run_files("results/{dataset}/scores/{adapter}.parquet"),
         ranked=run_files("results/{dataset}/runs/{adapter}.parquet"),
         efficiency=expand("results/{dataset}/efficiency/efficiency.json", dataset=DATASETS),
+        # QA mode only (empty lists otherwise): generated answers and verdicts, the judge's calibration probes
+        qa=[f"results/{d}/qa/{a}.parquet" for d, a in ANSWERED + ANSWERED_IN_FULL],
+        calibration=[f"results/{d}/qa/calibration.parquet" for d in CALIBRATED],
     output:
         folder=directory("results/explorer"),
     params:
         datasets=DATASETS,
         runs=RUNS,
+        answered=ANSWERED + ANSWERED_IN_FULL,
+        calibrated=CALIBRATED,
         baseline=config["baseline"],
         code=script_version("scripts/explorer.py"),
     log:

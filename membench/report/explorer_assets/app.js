@@ -37,7 +37,7 @@
   function data() { return (window.MEMBENCH_DATA || {})[dataset().name]; }
 
   // ---- URL fragment <-> state ----------------------------------------------------------------------------
-  const KEYS = ["view", "ds", "metric", "type", "split", "a", "b", "text", "q", "gran"];
+  const KEYS = ["view", "ds", "metric", "type", "split", "a", "b", "verdict", "text", "q", "gran"];
   function readHash() {
     const params = new URLSearchParams(location.hash.slice(1));
     for (const k of KEYS) state[k] = params.get(k) || "";
@@ -88,16 +88,25 @@
   function matching(d) {
     const Q = d.questions, metric = state.metric, text = state.text.toLowerCase();
     const av = state.a ? d.scores[state.a][metric] : null, bv = state.b ? d.scores[state.b][metric] : null;
+    const verdict = verdictFilter(d);
     const out = [];
     for (let i = 0; i < Q.id.length; i++) {
       if (state.type && Q.type[i] !== state.type) continue;
       if (state.split && Q.split[i] !== state.split) continue;
       if (av && !(av[i] != null && av[i] > 0)) continue;
       if (bv && !(bv[i] != null && bv[i] === 0)) continue;
+      if (verdict && verdict.correct[i] !== verdict.wanted) continue;
       if (text && !Q.text[i].toLowerCase().includes(text) && !Q.id[i].toLowerCase().includes(text)) continue;
       out.push(i);
     }
     return out;
+  }
+  // QA mode: "run|1" keeps the questions whose answer from `run` the judge accepted, "run|0" those it rejected.
+  function verdictFilter(d) {
+    if (!state.verdict || !d.qa) return null;
+    const cut = state.verdict.lastIndexOf("|"), run = state.verdict.slice(0, cut);
+    const answers = d.qa.answers[run];
+    return answers ? { correct: answers.correct, wanted: state.verdict.slice(cut + 1) === "1" } : null;
   }
   function renderBrowser(d) {
     const Q = d.questions;
@@ -108,6 +117,11 @@
     options($("f-metric"), d.metrics, null, state.metric);
     options($("f-a"), ["", ...d.runs], ["any", ...d.runs], state.a);
     options($("f-b"), ["", ...d.runs], ["any", ...d.runs], state.b);
+    const qaRuns = d.qa ? d.qa.runs : [];
+    $("f-verdict-box").hidden = !qaRuns.length;
+    if (!verdictFilter(d)) state.verdict = "";
+    options($("f-verdict"), ["", ...qaRuns.flatMap((r) => [r + "|1", r + "|0"])],
+      ["any", ...qaRuns.flatMap((r) => [`${r}: ✓ correct`, `${r}: ✗ wrong`])], state.verdict);
     if ($("f-text").value !== state.text) $("f-text").value = state.text;
     const kept = matching(d);
     const outcome = state.a || state.b ?
@@ -181,6 +195,34 @@
         `</tbody></table></section>`;
     }).join("");
   }
+  // ---- QA mode: each answering system's answer and verdict, the judge's calibration beside them --------------
+  function verdictText(correct, status) {
+    return correct === true ? "✓ correct" : correct === false ? "✗ wrong" : `no verdict (${status || "not asked"})`;
+  }
+  function renderAnswers(d, i) {
+    const qa = d.qa, runs = qa ? qa.runs.filter((r) => qa.answers[r].status[i] != null) : [];
+    $("q-qa").hidden = !runs.length;
+    if (!runs.length) return;
+    const f1 = runs.some((r) => qa.answers[r].f1);
+    $("q-answers").tHead.rows[0].innerHTML = `<th scope="col">System</th><th scope="col">Answer</th>` +
+      `<th scope="col">Verdict</th>${f1 ? '<th scope="col">Token F1</th>' : ""}`;
+    $("q-answers").tBodies[0].innerHTML = runs.map((r) => {
+      const a = qa.answers[r];
+      return `<tr data-run="${esc(r)}"><th scope="row">${esc(r)}</th><td data-field="answer">${esc(a.answer[i])}</td>` +
+        `<td data-field="verdict">${verdictText(a.correct[i], a.status[i])}</td>` +
+        (f1 ? `<td class="num" data-field="f1">${a.f1 ? num(a.f1[i], 4) : "—"}</td>` : "") + "</tr>";
+    }).join("");
+    const cal = d.calibration;
+    $("q-calibration-note").textContent = cal ? `The judge on probes of known correctness (${d.name}): false-accept ` +
+      "= wrong answers it accepted, false-reject = right answers it rejected; 95% Wilson intervals (count/probes)." :
+      "This run has no calibration probes (qa.judge_calibration).";
+    $("q-calibration-table").hidden = !cal;
+    if (!cal) return;
+    $("q-calibration-table").tHead.innerHTML =
+      "<tr>" + cal.header.map((h) => `<th scope="col">${esc(h)}</th>`).join("") + "</tr>";
+    $("q-calibration-table").tBodies[0].innerHTML = cal.rows.map((row) => `<tr data-group="${esc(row[0])}">` +
+      row.map((v, j) => j ? `<td>${esc(v)}</td>` : `<th scope="row">${esc(v)}</th>`).join("") + "</tr>").join("");
+  }
   function renderQuestion(d) {
     const i = d.questions.id.indexOf(state.q);
     if (i < 0) { $("question").hidden = true; return; }
@@ -190,6 +232,7 @@
       `<dt>Type</dt><dd>${esc(Q.type[i])}</dd><dt>Split</dt><dd>${esc(Q.split[i])}</dd>` +
       `<dt>Haystack</dt><dd>${esc(hay)}</dd>` +
       d.runs.map((r) => `<dt>${esc(r)}</dt><dd>${esc(state.metric)} = ${num(d.scores[r][state.metric][i], 3)}</dd>`).join("");
+    renderAnswers(d, i);
     const grans = [...new Set(d.runs.flatMap((r) => Object.keys(d.top[r])))].sort();
     const gran = grans.includes(state.gran) ? state.gran : grans[0];
     options($("q-gran"), grans, null, gran);
@@ -232,11 +275,11 @@
   }
 
   // ---- events ----------------------------------------------------------------------------------------------
-  $("dataset").addEventListener("change", (e) => set({ ds: e.target.value, metric: "", type: "", split: "", a: "", b: "", q: "", gran: "" }));
+  $("dataset").addEventListener("change", (e) => set({ ds: e.target.value, metric: "", type: "", split: "", a: "", b: "", verdict: "", q: "", gran: "" }));
   $("show-board").addEventListener("click", () => set({ view: "board", q: "" }));
   $("show-browser").addEventListener("click", () => set({ view: "questions", q: "" }));
   $("board-metric").addEventListener("change", (e) => set({ metric: e.target.value }));
-  for (const [id, key] of [["f-type", "type"], ["f-split", "split"], ["f-metric", "metric"], ["f-a", "a"], ["f-b", "b"]]) {
+  for (const [id, key] of [["f-type", "type"], ["f-split", "split"], ["f-metric", "metric"], ["f-a", "a"], ["f-b", "b"], ["f-verdict", "verdict"]]) {
     $(id).addEventListener("change", (e) => set({ [key]: e.target.value }));
   }
   $("f-text").addEventListener("input", (e) => set({ text: e.target.value }));
