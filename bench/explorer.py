@@ -1,6 +1,6 @@
 """Load and filter times of the offline results explorer in headless Chromium (issue 26). Prints, asserts nothing.
 
-    python bench/explorer.py [results/explorer] [--dataset locomo] [--repeat 5] [--chromium /usr/bin/chromium]
+    python bench/explorer.py [results/explorer] [--dataset locomo] [--metric M] [--a bm25] [--b dense] [--repeat 5]
 
 Load: from navigation to the page's first full render of the dataset's leaderboard (its data script parsed).
 Filter: opening the question browser, then the outcome filter ("A finds the evidence, B does not") one system at a
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import statistics
 from pathlib import Path
+from urllib.parse import urlencode
 
 from playwright.sync_api import sync_playwright
 
@@ -63,12 +64,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("folder", nargs="?", default="results/explorer", type=Path)
     ap.add_argument("--dataset", default="locomo")
+    ap.add_argument("--metric", default="", help="the outcome filter's metric (default: the page's)")
     ap.add_argument("--a", default="bm25")
     ap.add_argument("--b", default="dense")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--chromium", default="/usr/bin/chromium")
     args = ap.parse_args()
-    url = (args.folder / "index.html").resolve().as_uri() + f"#ds={args.dataset}"
+    url = (args.folder / "index.html").resolve().as_uri() + "#" + urlencode(
+        {"ds": args.dataset, **({"metric": args.metric} if args.metric else {})})
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=args.chromium)
         runs = [measure_once(browser, url, args.a, args.b) for _ in range(args.repeat)]
