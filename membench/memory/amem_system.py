@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from membench.io import atomic_write_text
-from membench.memory.library_common import LibrarySystem, quiet_import, session_turns
+from membench.memory.library_common import LibrarySystem, session_turns
 from membench.memory.protocol import Hit, MemoryContext, Scope, SessionLog
 from membench.sessions.view import Query
 
@@ -62,8 +62,7 @@ class AMemSystem(LibrarySystem):
         if not context.llm_base_url:
             raise ValueError("a-mem makes model calls: it runs only with membench's caching endpoint (an `llm` "
                              "section in the config)")
-        quiet_import("agentic_memory", "amem", self.name)
-        self._version = {"a_mem_version": _version()}
+        self.import_library("agentic_memory", "amem", "a-mem")
         self._open_store()
 
     def prepare(self, logs, queries) -> None:
@@ -135,8 +134,3 @@ class AMemSystem(LibrarySystem):
     def close(self) -> None:
         self.memory = None  # Chroma's client has nothing to close; its files are written as it goes
 
-
-def _version() -> str:
-    from importlib.metadata import version
-
-    return version("a-mem")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from membench.memory.library_common import LibrarySystem, quiet_import, session_turns
+from membench.memory.library_common import LibrarySystem, session_turns
 from membench.memory.protocol import Hit, MemoryContext, Scope, SessionLog
 from membench.sessions.view import Query
 
@@ -34,10 +34,9 @@ class ChromaSystem(LibrarySystem):
 
     def open(self, context: MemoryContext) -> None:
         super().open(context)
-        chromadb = quiet_import("chromadb", "chroma", self.name)
+        chromadb = self.import_library("chromadb", "chroma", "chromadb")
         from chromadb.config import Settings
 
-        self._version = {"chromadb_version": chromadb.__version__}
         self.client = chromadb.PersistentClient(path=str(context.store_dir / "chroma"),
                                                 settings=Settings(anonymized_telemetry=False))
         self.collection = self.client.get_or_create_collection(COLLECTION, embedding_function=None, configuration={

@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from membench.memory.library_common import LibrarySystem, quiet_import, session_turns
+from membench.memory.library_common import LibrarySystem, session_turns
 from membench.memory.protocol import Hit, MemoryContext, Scope, SessionLog
 from membench.sessions.view import Query
 
@@ -63,13 +63,10 @@ class EngramSystem(LibrarySystem):
 
     def open(self, context: MemoryContext) -> None:
         super().open(context)
-        quiet_import("engram", "engram", self.name)
-        from importlib.metadata import version
-
+        self.import_library("engram", "engram", "engram-search")
         from engram.backends.faiss_backend import FaissBackend
         from engram.retrieval.pipeline import RetrievalPipeline
 
-        self._version = {"engram_search_version": version("engram-search")}
         self.embedder = CachedEmbedder(context.embedding_cache)
         self.backend = FaissBackend(path=Path(context.store_dir) / STORE, dimension=self.embedder.dimension)
         self.pipeline = RetrievalPipeline(embedder=self.embedder, use_reranker=False)

@@ -26,7 +26,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from membench.memory.library_common import LibrarySystem, quiet_import, session_turns
+from membench.memory.library_common import LibrarySystem, session_turns
 from membench.memory.protocol import Hit, MemoryContext, Scope, SessionLog
 from membench.sessions.view import Query
 
@@ -41,12 +41,9 @@ class LangMemSystem(LibrarySystem):
 
     def open(self, context: MemoryContext) -> None:
         super().open(context)
-        langmem = quiet_import("langmem", "langmem", self.name)
-        from importlib.metadata import version
-
+        langmem = self.import_library("langmem", "langmem", "langmem", "langgraph")
         from langgraph.store.memory import InMemoryStore
 
-        self._version = {"langmem_version": version("langmem"), "langgraph_version": version("langgraph")}
         cache = context.embedding_cache
         dims = int(cache.encode(["dimension probe"]).shape[1])
         self.store = InMemoryStore(index={"embed": lambda texts: cache.encode(list(texts)).tolist(), "dims": dims,

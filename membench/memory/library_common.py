@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from importlib.metadata import version
 from types import ModuleType
 from typing import Any, ClassVar
 
@@ -97,6 +98,13 @@ class LibrarySystem(MemorySystem):
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), **self._version}
+
+    def import_library(self, module: str, extra: str, *distributions: str) -> ModuleType:
+        """The library, imported with telemetry off (`quiet_import`), and the versions of its distributions
+        recorded for the run's config (`chromadb_version`, `engram_search_version`, ...)."""
+        library = quiet_import(module, extra, self.name)
+        self._version = {f"{d.replace('-', '_')}_version": version(d) for d in distributions}
+        return library
 
     def prepare(self, logs, queries) -> None:
         embed_ahead(self.context.embedding_cache, logs, queries, self.params["content"])

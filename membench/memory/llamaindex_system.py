@@ -23,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from membench.memory.library_common import LibrarySystem, quiet_import, session_turns
+from membench.memory.library_common import LibrarySystem, session_turns
 from membench.memory.protocol import Hit, MemoryContext, Scope, SessionLog
 from membench.sessions.view import Query
 
@@ -65,10 +65,9 @@ class LlamaIndexSystem(LibrarySystem):
 
     def open(self, context: MemoryContext) -> None:
         super().open(context)
-        core = quiet_import("llama_index.core", "llamaindex", self.name)
+        self.import_library("llama_index.core", "llamaindex", "llama-index-core")
         from llama_index.core import StorageContext, VectorStoreIndex, load_index_from_storage
 
-        self._version = {"llama_index_core_version": core.__version__}
         self.embed_model = cached_embedding(context.embedding_cache)
         self.persist_dir = Path(context.store_dir) / PERSIST
         if (self.persist_dir / "docstore.json").exists():

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from membench.memory.library_common import LibrarySystem, quiet_import, session_turns
+from membench.memory.library_common import LibrarySystem, session_turns
 from membench.memory.protocol import Hit, MemoryContext, Scope, SessionLog
 from membench.sessions.view import Query
 
@@ -36,10 +36,7 @@ class TxtaiSystem(LibrarySystem):
 
     def open(self, context: MemoryContext) -> None:
         super().open(context)
-        txtai = quiet_import("txtai", "txtai", self.name)
-        from importlib.metadata import version
-
-        self._version = {"txtai_version": version("txtai")}
+        txtai = self.import_library("txtai", "txtai", "txtai")
         cache = context.embedding_cache
         transform = {"transform": lambda texts: cache.encode([str(t) for t in texts])}
         self.path = Path(context.store_dir) / SAVED
