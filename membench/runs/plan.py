@@ -25,9 +25,9 @@ def adapter_runs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Enabled adapter runs: run name -> {adapter: spec, params: {...}}. None enabled is an error: a run would
     end with an empty report."""
     runs = {}
-    if "full-context" in config["adapters"]:
-        raise InputError("config", "the run name 'full-context' is the QA baseline's (qa.full_context); name the run "
-                         "otherwise", field="adapters.full-context")
+    if FULL_CONTEXT in config["adapters"]:
+        raise InputError("config", f"the run name {FULL_CONTEXT!r} is the QA baseline's (qa.full_context); name the "
+                         "run otherwise", field=f"adapters.{FULL_CONTEXT}")
     for name, spec in config["adapters"].items():
         if spec.get("enabled", True):
             runs[name] = {"adapter": spec.get("adapter") or name, "params": dict(spec.get("params") or {})}
@@ -101,6 +101,9 @@ def judged_runs(config: dict[str, Any], runs: list[tuple[str, str]]) -> list[tup
             if benchmark_of(config, d).judged and (not chosen or a in chosen)]
 
 
+FULL_CONTEXT = "full-context"  # the full-context QA baseline's run name, which no configured run may take
+
+
 def qa_runs(config: dict[str, Any], runs: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """(dataset, run) pairs answered in QA mode (benchmarks with QA rules: LongMemEval and LoCoMo)."""
     if not config["qa"]["enabled"]:
@@ -108,6 +111,14 @@ def qa_runs(config: dict[str, Any], runs: list[tuple[str, str]]) -> list[tuple[s
     chosen = set(config["qa"]["adapters"])
     return [(d, a) for d, a in runs
             if benchmark_of(config, d).qa and a in chosen]
+
+
+def full_context_runs(config: dict[str, Any], answered: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(dataset, full-context) for each dataset with QA runs, when `qa.full_context` puts the upper reference
+    beside them."""
+    if not config["qa"]["full_context"]:
+        return []
+    return [(d, FULL_CONTEXT) for d in dict.fromkeys(d for d, _ in answered)]
 
 
 SCOPE_JOIN = "+"  # joins dataset names into a scope name; never part of a name (config schema)

@@ -53,11 +53,11 @@ from membench.qa.verdict import RULE_RUBRIC, gold_for, rule_verdict, verdict_par
 from membench.scoring.qa import qa_rows
 from membench.stages.model_calls import StageStopped, call_batch, make_client, stop_note, write_cost
 from membench.plumbing.job import Job
+from membench.runs.plan import FULL_CONTEXT
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FULL_CONTEXT", "QA_COLUMNS", "check_kind", "run", "select_questions"]
-FULL_CONTEXT = "full-context"  # the name the full-context baseline's figures carry
+__all__ = ["QA_COLUMNS", "check_kind", "run", "select_questions"]
 
 QA_COLUMNS = {"question_id": "string", "split": "string", "question_type": "string", "category": "Int64",
               "answer": "string", "raw_answer": "string", "correct": "boolean", "f1": "float64",

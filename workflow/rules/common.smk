@@ -9,8 +9,8 @@ from membench.benchmarks.registry import benchmark
 from membench.config import absolute_paths, enabled_datasets, is_local, subset_workdir, validate_config
 from membench.logs import one_line_errors
 from membench.plumbing.provenance import script_version
-from membench.runs.plan import (SCOPE_JOIN, adapter_runs, facts_source, judged_runs, needs_of_runs, qa_runs,
-                                requested_datasets, runs_for)
+from membench.runs.plan import (SCOPE_JOIN, adapter_runs, facts_source, full_context_runs, judged_runs,
+                                needs_of_runs, qa_runs, requested_datasets, runs_for)
 
 with one_line_errors():  # a bad config ends the run with its one-line message, before anything is written
     validate_config(config)
@@ -130,7 +130,7 @@ from membench.runs.registry import adapter_source_files, adapter_version
 JUDGED = judged_runs(config, RUNS)
 ANSWERED = qa_runs(config, RUNS)
 # The full-context baseline, answered beside the runs on every dataset with QA (qa.full_context).
-ANSWERED_IN_FULL = [(d, "full-context") for d in dict.fromkeys(d for d, _ in ANSWERED)] if config["qa"]["full_context"] else []
+ANSWERED_IN_FULL = full_context_runs(config, ANSWERED)
 CALIBRATED = sorted({d for d, _ in ANSWERED}) if config["qa"]["judge_calibration"]["enabled"] else []
 EMBEDDINGS = config["embeddings_dir"]
 LLM_CACHE = config["llm_cache"]
