@@ -4,7 +4,7 @@
     python bench/explorer.py /tmp/explorer-scale/explorer --dataset longmemeval-s-fragment \
         --metric session/recall_any@5 --a bm25 --b bm25-upstream
 
-Builds an explorer with `membench.report.explorer.build_explorer` from a run's LongMemEval fragment outputs
+Builds an explorer with `membench.explorer.build.build_explorer` from a run's LongMemEval fragment outputs
 repeated `--copies` times, every id suffixed with its copy number: real questions, transcripts, rankings and
 scores, at the size of LongMemEval-S (the fragment's 2 questions hold 80 sessions and 805 turns). It measures the
 page, not a figure: the leaderboard still shows the fragment's summary. Prints the sizes; times nothing itself.
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from membench.plumbing.job import Job, Named
-from membench.report.explorer import build_explorer
+from membench.jobs.job import Job, Named
+from membench.explorer.build import build_explorer
 
 DATASET = "longmemeval-s-fragment"
 IDS = ("question_id", "haystack_id", "session_key", "session_id", "item_id")  # suffixed per copy

@@ -1,5 +1,5 @@
 """Rule download: fetch a dataset's files with retries and checksum checks into resources/{dataset}."""
-from membench.plumbing.job import run_stage
+from membench.jobs.job import run_stage
 from membench.stages import download
 
 run_stage(snakemake, download.rule_download)

@@ -1,5 +1,5 @@
 """Rule embed: one shard of the datasets' distinct texts -> vectors in the embedding cache (+ a manifest)."""
-from membench.plumbing.job import run_stage
-from membench.stages import embed_shards
+from membench.jobs.job import run_stage
+from membench.stages import embed
 
-run_stage(snakemake, embed_shards.rule_embed)
+run_stage(snakemake, embed.rule_embed)

@@ -1,5 +1,5 @@
 """Rule embedded: the embed shards that embedded a dataset's texts -> the marker its embedding runs' ranks wait for."""
-from membench.plumbing.job import run_stage
-from membench.stages import embed_shards
+from membench.jobs.job import run_stage
+from membench.stages import embedded
 
-run_stage(snakemake, embed_shards.rule_embedded)
+run_stage(snakemake, embedded.rule_embedded)

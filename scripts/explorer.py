@@ -1,5 +1,5 @@
 """Rule explorer: the run's outputs -> results/explorer/, an offline results explorer (index.html + data scripts)."""
-from membench.plumbing.job import run_stage
-from membench.report import explorer
+from membench.jobs.job import run_stage
+from membench.stages import explorer
 
 run_stage(snakemake, explorer.rule_explorer)

@@ -1,5 +1,5 @@
 """Rule plots: the dataset's metric@k curves and per-group bars as PNGs."""
-from membench.plumbing.job import run_stage
-from membench.report import plots
+from membench.jobs.job import run_stage
+from membench.stages import plots
 
 run_stage(snakemake, plots.rule_plots)

@@ -1,5 +1,5 @@
 """Rule report: summary, tests, plots, model stages, normalisations and provenance -> results/report.md."""
-from membench.plumbing.job import run_stage
-from membench.report import build
+from membench.jobs.job import run_stage
+from membench.stages import report
 
-run_stage(snakemake, build.rule_report)
+run_stage(snakemake, report.rule_report)

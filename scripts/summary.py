@@ -1,5 +1,5 @@
 """Rule summary: every dataset's summary and significance tables -> one table each."""
-from membench.plumbing.job import run_stage
-from membench.stages import aggregate
+from membench.jobs.job import run_stage
+from membench.stages import summary
 
-run_stage(snakemake, aggregate.rule_summary)
+run_stage(snakemake, summary.rule_summary)

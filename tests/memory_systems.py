@@ -12,7 +12,7 @@ from pathlib import Path
 
 from membench.memory.protocol import Hit, MemorySystem
 from membench.sessions.reader import read_events
-from membench.text import word_tokens
+from membench.adapters.text import word_tokens
 
 
 class Crash(RuntimeError):

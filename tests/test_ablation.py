@@ -5,7 +5,7 @@ from __future__ import annotations
 import yaml
 
 from conftest import REPO
-from membench.adapters.ablation import ablation_runs
+from membench.runs.ablation import ablation_runs
 from membench.adapters.bm25_v2 import analyze
 from membench.analysis.aggregate import aggregate
 from membench.config import validate_config

@@ -22,11 +22,11 @@ from membench.runs.registry import (AdapterLoadError, builtin_adapters, adapter_
 from membench.adapters.retrieval_system import RetrievalSystemAdapter, Trajectory, trajectory_from_session
 from membench.adapters.state_aware import StateAwareAdapter
 from membench.adapters.substring import SubstringAdapter
-from membench.dates import date_windows, is_knowledge_update, parse_date
+from membench.adapters.date_cues import date_windows, is_knowledge_update, parse_date
 from membench.embedding.cache import EmbeddingCache
 from membench.sessions.build import trajectory_session
 from membench.sessions.view import Event, Haystack, Query, Session
-from membench.text import stem
+from membench.adapters.text import stem
 
 
 # -- builders -------------------------------------------------------------------------------------------
@@ -419,10 +419,10 @@ def test_source_files_and_versions():
 
     # with the package __init__ files an import runs first
     assert names("bm25") == {"adapters/bm25.py", "adapters/base.py", "sessions/view.py", "sessions/checks.py",
-                             "membench/text.py", "membench/__init__.py", "adapters/__init__.py",
+                             "membench/adapters/text.py", "membench/__init__.py", "adapters/__init__.py",
                              "sessions/__init__.py"}
-    assert "membench/dates.py" in names("bm25-v2") and "embedding/cache.py" not in names("bm25-v2")
-    assert "adapters/bm25_time.py" not in names("bm25-v2")  # the date cues are shared through membench.dates
+    assert "membench/adapters/date_cues.py" in names("bm25-v2") and "embedding/cache.py" not in names("bm25-v2")
+    assert "adapters/bm25_time.py" not in names("bm25-v2")  # the date cues are shared through membench.adapters.date_cues
     assert {"adapters/dense.py", "adapters/bm25.py", "embedding/cache.py"} <= names("hybrid")
     assert {"tests/example_plugin.py", "adapters/retrieval_system.py"} <= names("tests.example_plugin:WordOverlap")
     assert "adapters/retrieval_system.py" not in names("tests.example_plugin:TaskWords")

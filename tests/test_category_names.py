@@ -9,7 +9,7 @@ import pytest
 from membench.analysis.aggregate import SIGNIFICANCE_COLUMNS, summarize_dataset
 from membench.benchmarks.registry import benchmark
 from membench.config import validate_config
-from membench.datasets.locomo import CATEGORIES
+from membench.benchmarks.locomo.parse import CATEGORIES
 from membench.errors import InputError
 from membench.report.results import results_section
 from membench.scoring.tables import Gold

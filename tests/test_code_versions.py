@@ -1,4 +1,4 @@
-"""Every rule's code version is its script's import closure (membench.plumbing.provenance.script_version).
+"""Every rule's code version is its script's import closure (membench.jobs.provenance.script_version).
 
 The test edits each module under membench/ in a copy of the package (a real statement, not a comment), and each
 data file a module reads, and checks that exactly the rules whose scripts reach it change their code version,
@@ -20,9 +20,12 @@ import grimp
 from conftest import REPO
 
 # Which module reads which packaged data file: stated here, independently of the modules' DATA_FILES.
-DATA_READERS = {"membench/prompts/": "membench.llm.prompts", "membench/datasets/errata/": "membench.datasets.errata.files",
+DATA_READERS = {"membench/prompts/": "membench.llm.prompts",
+                "membench/benchmarks/locomo/errata.json": "membench.benchmarks.locomo.benchmark",
+                "membench/benchmarks/locomo/evidence-errata.json": "membench.benchmarks.locomo.benchmark",
+                "membench/benchmarks/longmemeval/evidence-errata.json": "membench.benchmarks.longmemeval.benchmark",
                 "workflow/schemas/config.schema.yaml": "membench.config",
-                "membench/report/explorer_assets/": "membench.report.explorer"}
+                "membench/explorer/assets/": "membench.explorer.build"}
 
 
 def rule_scripts() -> dict[str, tuple[str, str | None]]:
@@ -78,7 +81,7 @@ def expected_files(graph, script: Path) -> set[str]:
 DRIVER = r"""
 import json, sys
 from pathlib import Path
-from membench.plumbing import provenance
+from membench.jobs import provenance
 repo = Path.cwd()
 assert provenance.REPO == repo and provenance.spec_origin("membench.io").is_relative_to(repo), "not the copy"
 scripts = sorted((repo / "scripts").glob("*.py"))
@@ -116,6 +119,6 @@ def test_an_edit_to_any_module_or_data_file_reruns_exactly_the_rules_that_reach_
     assert changed == expected
     # the edits the issue found unseen: each now reruns the report (and the report's siblings that import it)
     for module in ("membench/report/memory.py", "membench/report/model_stages.py", "membench/report/costs.py",
-                   "membench/report/judge_trust.py", "membench/metrics/qa.py", "membench/scoring/extended.py"):
+                   "membench/report/judge_trust.py", "membench/benchmarks/locomo/answer_f1.py", "membench/benchmarks/procedural/extended.py"):
         assert "report.py" in changed[module], module
     assert changed["membench/prompts/answer.txt"] and "embed.py" not in changed["membench/adapters/bm25.py"]

@@ -12,7 +12,8 @@ import pytest
 
 from membench.benchmarks.registry import parse_dataset
 from membench.config import validate_config
-from membench.datasets.errata.evidence import apply_evidence_errata, evidence_path, load_evidence_errata
+from membench.benchmarks.registry import benchmark
+from membench.datasets.errata.evidence import apply_evidence_errata, load_evidence_errata
 from membench.errors import InputError
 from membench.report.evidence_errata import evidence_errata_section
 from membench.stages import score
@@ -30,7 +31,7 @@ def _evidence(data, question_id: str, granularity: str = "turn") -> dict[str, fl
 
 
 def test_shipped_lists_name_their_public_sources():
-    locomo = load_evidence_errata(evidence_path("locomo"))
+    locomo = load_evidence_errata(benchmark("locomo").evidence_errata)
     assert len(locomo) == 38 and len({e.question_id for e in locomo}) == 38
     assert {e.granularity for e in locomo} == {"turn"}
     assert all(any(s.startswith(AUDIT) for s in e.sources) for e in locomo)
@@ -38,7 +39,7 @@ def test_shipped_lists_name_their_public_sources():
     assert (by_id["conv-41_q10"].recorded, by_id["conv-41_q10"].corrected) == (("D7:1",), ("D7:5",))
     assert by_id["conv-41_q10"].sources[0] == "https://github.com/snap-research/locomo/issues/27"
     assert sum(e.question_id.startswith("conv-26_") for e in locomo) == 9
-    (lme,) = load_evidence_errata(evidence_path("longmemeval"))
+    (lme,) = load_evidence_errata(benchmark("longmemeval").evidence_errata)
     assert (lme.question_id, lme.granularity, lme.recorded, lme.corrected) == (
         "eac54add", "session", ("answer_0d4d0348_1", "answer_0d4d0348_2"), ("answer_0d4d0348_2",))
     assert lme.sources[0] == "https://github.com/xiaowu0162/LongMemEval/issues/37"
@@ -47,7 +48,7 @@ def test_shipped_lists_name_their_public_sources():
 def test_by_default_the_evidence_stays_as_published(locomo_dir):
     data = parse_dataset("locomo", locomo_dir)
     before = [dict(r) for r in data.qrels]
-    assert apply_evidence_errata(data, {"enabled": True, "evidence": "published"}) == {"known": 38, "as_recorded": 38}
+    assert apply_evidence_errata(data, {"enabled": True, "evidence": "published"}, benchmark(data.kind).evidence_errata) == {"known": 38, "as_recorded": 38}
     assert data.qrels == before and data.evidence_errata == []
     assert _codes(data) == {"evidence_errata_not_applied": 38}
 
@@ -55,12 +56,12 @@ def test_by_default_the_evidence_stays_as_published(locomo_dir):
 def test_apply_corrects_exactly_the_listed_questions(locomo_dir):
     data = parse_dataset("locomo", locomo_dir)
     before = [dict(r) for r in data.qrels]
-    assert apply_evidence_errata(data, {"evidence": "apply"}) == {"known": 38, "applied": 38}
+    assert apply_evidence_errata(data, {"evidence": "apply"}, benchmark(data.kind).evidence_errata) == {"known": 38, "applied": 38}
     assert _codes(data) == {"evidence_erratum_applied": 38}
     assert _evidence(data, "conv-41_q10") == {"D7:5": 1.0}
     assert _evidence(data, "conv-26_q48") == {"D5:6": 1.0, "D5:8": 1.0, "D8:4": 1.0, "D12:4": 1.0}
     assert _evidence(data, "conv-43_q26") == {"D17:10": 1.0, "D26:36": 1.0}
-    changed = {e.question_id for e in load_evidence_errata(evidence_path("locomo"))}
+    changed = {e.question_id for e in load_evidence_errata(benchmark("locomo").evidence_errata)}
     assert [r for r in data.qrels if r["question_id"] not in changed] == [
         r for r in before if r["question_id"] not in changed]
     # 2,820 evidence items before; the corrections add five net (e.g. conv-26_q48: 3 -> 4, conv-43_q26: 3 -> 2)
@@ -81,7 +82,7 @@ def test_only_where_the_file_still_reads_as_recorded(locomo_dir, tmp_path):
     by["conv-41"]["qa"][10]["question"] = "When did Maria first meet Jean?"  # another wording
     (tmp_path / "locomo10.json").write_text(json.dumps([s for s in samples if s["sample_id"] != "conv-50"]))
     data = parse_dataset("locomo", tmp_path)
-    assert apply_evidence_errata(data, {"evidence": "apply"}) == {
+    assert apply_evidence_errata(data, {"evidence": "apply"}, benchmark(data.kind).evidence_errata) == {
         "known": 38, "applied": 32, "already_corrected": 1, "not_applicable": 2, "question_absent": 3}
     assert _codes(data) == {"evidence_erratum_applied": 32, "evidence_erratum_already_corrected": 1,
                             "evidence_erratum_not_applicable": 2}
@@ -91,7 +92,7 @@ def test_only_where_the_file_still_reads_as_recorded(locomo_dir, tmp_path):
 def test_errata_off_checks_nothing(locomo_dir):
     data = parse_dataset("locomo", locomo_dir)
     before = [dict(r) for r in data.qrels]
-    assert apply_evidence_errata(data, {"enabled": False, "evidence": "apply"}) == {"known": 38}
+    assert apply_evidence_errata(data, {"enabled": False, "evidence": "apply"}, benchmark(data.kind).evidence_errata) == {"known": 38}
     assert data.qrels == before and _codes(data) == {"evidence_errata_off": 38}
 
 
@@ -118,7 +119,7 @@ def test_a_session_erratum_takes_its_evidence_turns_along(lme_file):
     assert _evidence(data, "eac54add", "session") == {"answer_0d4d0348_1": 1.0, "answer_0d4d0348_2": 1.0}
     assert _evidence(data, "eac54add") == {"answer_0d4d0348_1_3": 1.0, "answer_0d4d0348_2_1": 1.0}
     other = _evidence(data, "ba358f49")
-    assert apply_evidence_errata(data, {"evidence": "apply"}) == {"known": 1, "applied": 1}
+    assert apply_evidence_errata(data, {"evidence": "apply"}, benchmark(data.kind).evidence_errata) == {"known": 1, "applied": 1}
     assert _evidence(data, "eac54add", "session") == {"answer_0d4d0348_2": 1.0}
     assert _evidence(data, "eac54add") == {"answer_0d4d0348_2_1": 1.0}
     assert _evidence(data, "ba358f49") == other
@@ -148,7 +149,7 @@ def test_apply_scores_the_correction_and_the_published_figure_beside_it(lme_file
     = 2/3 (upstream's ideal DCG weighs ranks 1 and 2 alike). ba358f49 is 1.0 both ways, so the means move
     from 0.5 to 1.0 and from 5/6 to 1.0."""
     data = parse_dataset("longmemeval", lme_file)
-    apply_evidence_errata(data, {"evidence": "apply"})
+    apply_evidence_errata(data, {"evidence": "apply"}, benchmark(data.kind).evidence_errata)
     results = tmp_path / "results" / "lme"
     data.write(results, {})
     (results / "runs").mkdir()
@@ -173,7 +174,7 @@ def test_apply_scores_the_correction_and_the_published_figure_beside_it(lme_file
 
 def test_published_mode_scores_nothing_twice_and_shows_nothing(lme_file, tmp_path):
     data = parse_dataset("longmemeval", lme_file)
-    assert apply_evidence_errata(data, {"evidence": "published"}) == {"known": 1, "as_recorded": 1}
+    assert apply_evidence_errata(data, {"evidence": "published"}, benchmark(data.kind).evidence_errata) == {"known": 1, "as_recorded": 1}
     results = tmp_path / "results" / "lme"
     data.write(results, {})
     (results / "runs").mkdir()

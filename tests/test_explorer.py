@@ -16,8 +16,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from membench.plumbing.job import Job, Named
-from membench.report.explorer import rule_explorer
+from membench.jobs.job import Job, Named
+from membench.explorer.build import rule_explorer
 from test_workflow import workflow  # noqa: F401  (the module's end-to-end run, which builds results/explorer)
 
 CHROMIUM = os.environ.get("MEMBENCH_CHROMIUM", "/usr/bin/chromium")
@@ -184,7 +184,7 @@ def test_a_failed_build_leaves_no_explorer_folder(tmp_path):
 
 def test_a_haystack_ships_only_the_sessions_its_questions_touch():
     """LongMemEval-S has ~50 sessions a haystack: the explorer ships the ones gold or a top-k item lies in."""
-    from membench.report.explorer_data import haystack_sessions
+    from membench.explorer.data import haystack_sessions
 
     turns = pd.DataFrame({"session_key": ["k1", "k1", "k2", "k3"], "session_id": ["s1", "s1", "s2", "s3"],
                           "session_date": [None] * 4, "turn_index": [0, 1, 0, 0],
@@ -199,7 +199,7 @@ def test_a_haystack_ships_only_the_sessions_its_questions_touch():
 
 
 def test_skipped_questions_have_no_score_to_filter_on():
-    from membench.report.explorer_data import _score_columns
+    from membench.explorer.data import _score_columns
 
     scores = pd.DataFrame({"question_id": ["q1", "q2", "q3"], "metric": ["m"] * 3, "value": [1.0, 0.0, 0.0],
                            "skip": [None, None, "empty_evidence"]})
@@ -210,7 +210,7 @@ def test_qa_mode_ships_answers_verdicts_and_the_judges_calibration():
     """Per question and QA'd run: the answer, the verdict (null without one: status says why), LoCoMo's F1; per
     dataset the calibration table as the report words it. Without QA files: no QA keys at all."""
     from membench.qa.calibration import calibration_summary
-    from membench.report.explorer_data import qa_payload
+    from membench.explorer.data import qa_payload
     from membench.report.judge_trust import rate_ci
 
     qa = pd.DataFrame({"question_id": ["q2", "q1"], "answer": ["Paris", None], "correct": [True, None],

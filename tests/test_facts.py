@@ -18,7 +18,7 @@ from membench.llm.replies import MalformedReply
 from membench.report.costs import cost_table
 from membench.sessions.reader import SessionStore, read_events
 from membench.sessions.view import Query
-from membench.stages import facts
+from membench.stages import facts_llm as facts
 from openai_server import FakeOpenAIServer, default_responder, fake_facts, fake_server, prompt_input  # noqa: F401
 
 MODEL = "fake-model"

@@ -11,10 +11,10 @@ import pytest
 
 from membench.runs.registry import load_adapter
 from membench.benchmarks.registry import benchmark
-from membench.qa.relevance_judge import grade_parser, trajectory_texts, unlabelled_pairs
+from membench.pool.relevance_judge import grade_parser, trajectory_texts, unlabelled_pairs
 from membench.llm.replies import MalformedReply
 from membench.report.model_stages import judge_section
-from membench.scoring import extended
+from membench.benchmarks.procedural import extended
 from membench.scoring.tables import Gold
 from membench.stages import judge
 from membench.stages.rank import rank_dataset
@@ -155,6 +155,6 @@ def test_extended_metrics_by_hand():
     assert got["extended/judged@1"] == 1.0 and got["extended/judged@3"] == 1.0
     # the official figures on the same run: only A is labelled
     assert gold.qrels_by_question("trajectory") == {"q1": {"A": 8.0}}
-    from membench.metrics.procedural import measures
+    from membench.benchmarks.procedural.metrics import measures
     off = measures(["B", "A", "C"], {"A": 8.0}, ks=(1, 3))
     assert off["judged@3"] == pytest.approx(1 / 3) and off["P@1"] == 0.0 and off["AP"] == 0.5

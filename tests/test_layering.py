@@ -55,14 +55,14 @@ def test_an_upward_import_breaks_the_contract(tmp_path):
     assert "Contracts: 0 kept, 1 broken." in out.stdout
 
 
-def test_a_stage_importing_the_report_breaks_the_contract(tmp_path):
-    """Siblings on one layer stay apart: a copy of the package whose facts stage imports the report's cost table."""
+def test_a_memory_module_importing_qa_breaks_the_contract(tmp_path):
+    """Siblings on one layer stay apart: a copy of the package whose memory harness imports the QA verdicts."""
     shutil.copytree(ROOT / "membench", tmp_path / "membench", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    facts = tmp_path / "membench" / "stages" / "facts.py"
-    facts.write_text(facts.read_text(encoding="utf-8") + "\nfrom membench.report.costs import cost_table  # noqa\n",
-                     encoding="utf-8")
+    harness = tmp_path / "membench" / "memory" / "run.py"
+    harness.write_text(harness.read_text(encoding="utf-8") + "\nfrom membench.qa.verdict import gold_for  # noqa\n",
+                       encoding="utf-8")
     out = lint_imports(tmp_path)
     assert out.returncode != 0
-    assert "membench.stages.facts -> membench.report.costs" in out.stdout
+    assert "membench.memory.run -> membench.qa.verdict" in out.stdout
     assert "Contracts: 0 kept, 1 broken." in out.stdout

@@ -16,7 +16,7 @@ from rank_bm25 import BM25Okapi
 from membench.runs.registry import load_adapter
 from membench.benchmarks.registry import parse_dataset
 from membench.errors import InputError
-from membench.scoring import longmemeval as scorer
+from membench.benchmarks.longmemeval import scoring as scorer
 from membench.scoring.tables import Gold
 from membench.stages.ingest import ingest
 from membench.stages.rank import rank_dataset
@@ -93,7 +93,7 @@ def test_every_repeat_is_counted_and_kept(repeated_file, scored):
         # each listing lands at its own date, in the haystack's order
         expected_dates = [d for d in entry["haystack_dates"]]
         got = [turns.at[k, "session_date"] for k in listed.session_key]
-        from membench.dates import longmemeval_date
+        from membench.benchmarks.longmemeval.dates import longmemeval_date
         assert got == [longmemeval_date(d) for d in expected_dates]
         for granularity in ("session", "turn"):
             ours = run[(run.question_id == entry["question_id"]) & (run.granularity == granularity)]
@@ -117,7 +117,7 @@ def test_report_and_summary_json_count_the_questions(scored, tmp_path):
 def test_rankings_are_upstreams(repeated_file, scored, granularity):
     _, entries = repeated_file
     _, _, run, _ = scored
-    from membench.datasets.longmemeval import listed_id
+    from membench.benchmarks.longmemeval.parse import listed_id
 
     for entry in entries:
         ranked, ids = upstream_ranking(entry, granularity)

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from membench.benchmarks.registry import parse_dataset
-from membench.memory.amem_system import AMemModelCallFailed, note_time
+from membench.memory.systems.amem import AMemModelCallFailed, note_time
 from membench.memory.run import MemoryRunStopped
 from membench.runs.request import RunFiles, RunRequest
 from membench.stages import rank_memory, score

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import locomo_slice
 from membench.memory.run import run_memory
-from membench.memory.sealed import SealedSystem
+from membench.memory.sealed.parent import SealedSystem
 from membench.runs.registry import resolve
 from membench.runs.request import RunRequest
 from membench.stages.rank_memory import seal_for

@@ -17,7 +17,7 @@ import yaml
 
 from conftest import locomo_slice, longmemeval_slice, run_snakemake
 from membench.embedding.cache import shared_cache
-from membench.memory import mem0_system
+from membench.memory.systems import mem0 as mem0_system
 from membench.runs.registry import builtin_class
 from membench.runs.request import RunFiles, RunRequest
 from membench.stages import rank_memory
@@ -101,7 +101,7 @@ def test_mem0_runs_are_gold_blind(longmemeval_dir, embedding_dir, tmp_path):
 
 def test_mem0_raw_messages_on_locomo_end_to_end(tmp_path, locomo_dir, embedding_dir):
     """mem0 (`infer: false`) beside bm25 through the workflow on real LoCoMo, on two of its conversations (conv-26,
-    conv-30: 38 of its 272 sessions, 304 questions), sealed (membench.memory.sealed: its own process, no gold); the
+    conv-30: 38 of its 272 sessions, 304 questions), sealed (membench.memory.sealed.parent: its own process, no gold); the
     closing-note figures come from a full run (README "Plugging in a memory system")."""
     work = tmp_path / "work"
     work.mkdir()

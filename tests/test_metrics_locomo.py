@@ -2,8 +2,7 @@
 
 import pytest
 
-from membench.metrics import locomo
-
+from membench.benchmarks.locomo import metrics as locomo
 RANKED = ["D1:1", "D2:3", "D1:5", "D3:2"]
 
 

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from membench.metrics import longmemeval as lme
-
+from membench.benchmarks.longmemeval import metrics as lme
 L2 = math.log2
 
 

@@ -4,8 +4,7 @@ import math
 
 import pytest
 
-from membench.metrics import procedural
-
+from membench.benchmarks.procedural import metrics as procedural
 L2 = math.log2
 
 LABELS = {"t1": 10.0, "t2": 6.0, "t3": 8.0, "t4": 7.0, "t5": 9.0, "t6": 6.0}

@@ -19,7 +19,7 @@ import pytest
 from membench.runs.registry import load_adapter
 from membench.report.costs import cost_table
 from membench.stages import facts, judge, qa
-from membench.stages.model_calls import StageStopped
+from membench.llm.stage_calls import StageStopped
 from membench.stages.rank import rank_dataset
 from openai_server import FakeOpenAIServer, default_responder, prompt_task
 
@@ -198,7 +198,7 @@ def test_no_key_in_any_file_or_log(ingested, procedural_run, tmp_path, monkeypat
 
 def test_stop_request_from_another_thread(ingested, procedural_run, tmp_path):
     """request_stop() (what the SIGTERM handler calls) from outside: queued calls are cancelled."""
-    from membench.stages.model_calls import make_client
+    from membench.llm.stage_calls import make_client
     from membench.llm.client import StopRequested
     with FakeOpenAIServer(delay=0.05) as server:
         client = make_client({"llm": llm(server)}, tmp_path / "c.jsonl", "t")

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from membench.runs.registry import load_adapter
-from membench.scoring import longmemeval as scorer
+from membench.benchmarks.longmemeval import scoring as scorer
 from membench.scoring.tables import Gold
 from membench.stages.rank import rank_dataset
 from upstream_longmemeval import upstream_figures, upstream_ranking

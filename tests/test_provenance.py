@@ -10,7 +10,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 PROBE = """
 import sys
-from membench.plumbing.provenance import REPO, closure
+from membench.jobs.provenance import REPO, closure
 names = lambda m: sorted(str(p.relative_to(REPO)) for p in closure(m, [REPO / "membench"]))
 judge, plots = names("membench.stages.judge"), names("membench.report.plots")
 print("membench/llm/client.py" in judge, "membench/llm/__init__.py" in judge, "membench/report/plots.py" in plots)
@@ -34,7 +34,7 @@ if sys.argv[2] == "no-parse":
     def refuse(*args, **kwargs):
         raise AssertionError("ast.parse called although the import cache knows these bytes")
     ast.parse = refuse
-from membench.plumbing.provenance import closure
+from membench.jobs.provenance import closure
 print(json.dumps(sorted(p.name for p in closure("toypkg.a", [root / "toypkg"]))))
 """
 

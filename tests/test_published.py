@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from membench.report.published import PUBLISHED, Published, published_section, source_names
+from membench.report.paper_figures import PUBLISHED, Published, published_section, source_names
 
 M_FILE = {"kind": "longmemeval", "url": "https://host/datasets/longmemeval_m.json"}
 PROC_FILES = {"kind": "procedural", "files": [{"url": "https://h/agentinstruct_trajectories.json"},
@@ -113,7 +113,7 @@ def test_unit_and_depth_must_match(monkeypatch):
     spec = {"kind": "locomo", "url": "https://h/locomo10.json", "units": "upstream"}
     meta = {"adapter": "bm25", "config": {"k1": 1.5, "b": 0.75, "epsilon": 0.25}, "depth": 50}
     summary = _summary(0.5, 0.45, 0.55, 1986, "locomo", "bm25", "evidence_recall@25")
-    monkeypatch.setattr("membench.report.published.PUBLISHED", (figure,))
+    monkeypatch.setattr("membench.report.paper_figures.PUBLISHED", (figure,))
     assert "| bm25 | evidence_recall@25 |" in published_section("locomo", "locomo", summary, spec, {"bm25": meta})
     assert published_section("locomo", "locomo", summary, {**spec, "units": "plain"}, {"bm25": meta}) == ""
     assert published_section("locomo", "locomo", summary, spec, {"bm25": {**meta, "depth": 10}}) == ""

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from membench.runs.registry import load_adapter
-from membench.metrics.qa import adversarial_correct, f1_multi, f1_score, locomo_score, normalize_answer
+from membench.benchmarks.locomo.answer_f1 import adversarial_correct, f1_multi, f1_score, locomo_score, normalize_answer
 from membench.qa.answer import NOT_MENTIONED, Excerpt, _choice_first, question_text, render_context, resolve_choice
 from membench.qa.verdict import RULES, UNANSWERABLE, verdict_type
 from membench.report.model_stages import qa_section

@@ -16,18 +16,20 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from membench.benchmarks.registry import benchmark
 from membench.datasets.errata import apply_errata, load_errata
 from membench.benchmarks.registry import parse_dataset
 from membench.llm.cache import make_key
 from membench.qa.calibration import calibration_summary, wilson
 from membench.qa.probes import near_miss, paraphrase
 from membench.report.model_stages import qa_section
-from membench.stages import calibration, qa
-from membench.stages.model_calls import StageStopped
+from membench.stages import qa, qa_calibration as calibration
+from membench.llm.stage_calls import StageStopped
 from openai_server import FakeOpenAIServer, default_responder, prompt_input, prompt_task
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = "fake-model"
+LOCOMO_ERRATA = benchmark("locomo").errata  # the shipped LoCoMo answer errata
 
 
 def llm(url: str, **kw) -> dict:
@@ -42,7 +44,7 @@ def locomo(ingested, locomo_dir, tmp_path_factory):
     for name in ("turns", "haystacks", "qrels"):
         (folder / f"{name}.parquet").symlink_to(ingested["locomo"] / f"{name}.parquet")
     parsed = parse_dataset("locomo", locomo_dir)
-    apply_errata(parsed, {"enabled": True})
+    apply_errata(parsed, {"enabled": True}, LOCOMO_ERRATA)
     parsed.tables()["questions"].to_parquet(folder / "questions.parquet")
     turns = pd.read_parquet(folder / "turns.parquet")
     conv = turns[turns.conversation_id == "conv-26"].sort_values(["session_key", "turn_index"])
@@ -260,11 +262,11 @@ def test_cache_key_tags_are_hashed_not_sent():
 # ------------------------------------------------------------------------------------------- errata
 
 def test_errata_are_visible_switchable_and_verified_against_the_data(locomo_dir, tmp_path):
-    errata = load_errata()
+    errata = load_errata(LOCOMO_ERRATA)
     assert len(errata) == 5 and all(s.startswith("https://github.com/snap-research/locomo/") for e in errata
                                     for s in e.sources)
     parsed = parse_dataset("locomo", locomo_dir)
-    assert apply_errata(parsed, {"enabled": True}) == 5
+    assert apply_errata(parsed, {"enabled": True}, LOCOMO_ERRATA) == 5
     log = {n["code"]: n for n in parsed.log.as_list()}
     assert log["gold_erratum_corrected"]["count"] == 3 and log["gold_erratum_withdrawn"]["count"] == 2
     q = parsed.tables()["questions"].set_index("question_id")
@@ -273,15 +275,15 @@ def test_errata_are_visible_switchable_and_verified_against_the_data(locomo_dir,
     assert pd.isna(q.loc["conv-26_q138", "answer"]) and q.loc["conv-26_q138", "erratum"] == "locomo-27-3"
 
     off = parse_dataset("locomo", locomo_dir)
-    assert apply_errata(off, {"enabled": False}) == 0
+    assert apply_errata(off, {"enabled": False}, LOCOMO_ERRATA) == 0
     assert {n["code"]: n["count"] for n in off.log.as_list()}["gold_errata_off"] == 5
     assert off.tables()["questions"].erratum.isna().all()
 
-    mine = json.loads((ROOT / "membench/datasets/errata/locomo.json").read_text())
+    mine = json.loads((ROOT / "membench/benchmarks/locomo/errata.json").read_text())
     mine["errata"][0]["upstream_answer"] = "something else"
     (tmp_path / "e.json").write_text(json.dumps(mine))
     other = parse_dataset("locomo", locomo_dir)
-    assert apply_errata(other, {"enabled": True, "path": str(tmp_path / "e.json")}) == 4
+    assert apply_errata(other, {"enabled": True, "path": str(tmp_path / "e.json")}, LOCOMO_ERRATA) == 4
     assert {n["code"]: n["count"] for n in other.log.as_list()}["gold_erratum_not_applicable"] == 1
 
 

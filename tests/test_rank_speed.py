@@ -10,7 +10,7 @@ from membench.adapters.base import order_by_score
 from membench.adapters.bm25 import BM25Index
 from membench.sessions.reader import SessionStore
 from membench.sessions.view import Document
-from membench.text import HaystackCache, word_tokens
+from membench.adapters.text import HaystackCache, word_tokens
 
 
 def plain_order(documents, scores, k):

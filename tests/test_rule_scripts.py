@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from membench.plumbing.job import Job, Named
+from membench.jobs.job import Job, Named
 
 
 def test_every_script_is_one_run_stage_call_to_its_rules_stage():
@@ -27,7 +27,23 @@ def test_every_script_is_one_run_stage_call_to_its_rules_stage():
         assert len(rest) == 1 and isinstance(rest[0], ast.Expr), script  # one statement: the stage call
         call = rest[0].value
         assert ast.unparse(call.func) == "run_stage" and ast.unparse(call.args[0]) == "snakemake", script
-        assert ast.unparse(call.args[1]).endswith(f".rule_{script.stem}"), script
+        assert ast.unparse(call.args[1]) == f"{script.stem}.rule_{script.stem}", script
+        imported = [n for n in ast.parse(script.read_text(encoding="utf-8")).body if isinstance(n, ast.ImportFrom)]
+        assert any(n.module == "membench.stages" and [a.name for a in n.names] == [script.stem] for n in imported), script
+
+
+def test_each_rule_has_its_own_stage_module_and_no_other_module_defines_a_rule():
+    """Rule x runs membench.stages.x.rule_x: one module per rule, and `rule_` names nothing else in the package."""
+    rules = {p.stem for p in (REPO / "scripts").glob("*.py")}
+    stages = {p.stem for p in (REPO / "membench" / "stages").glob("*.py")} - {"__init__"}
+    assert stages == rules
+    for path in (REPO / "membench").rglob("*.py"):
+        defined = {n.name for n in ast.parse(path.read_text(encoding="utf-8")).body
+                   if isinstance(n, ast.FunctionDef) and n.name.startswith("rule_")}
+        if path.parent.name == "stages" and path.stem != "__init__":
+            assert defined == {f"rule_{path.stem}"}, path
+        else:
+            assert not defined, path
 
 
 def test_a_job_names_its_files_and_says_what_is_missing(tmp_path):

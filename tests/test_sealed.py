@@ -1,4 +1,4 @@
-"""Sealed mode (membench.memory.sealed): a memory system in a process of its own reads the session logs it serves
+"""Sealed mode (membench.memory.sealed.parent): a memory system in a process of its own reads the session logs it serves
 and nothing of the gold; its run is the run it makes unsealed, and it does not change when only the gold does."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 
 from conftest import locomo_slice
 from membench.memory.run import run_memory
-from membench.memory.seal import Seal
-from membench.memory.sealed import SealedSystem
+from membench.memory.sealed.seal import Seal
+from membench.memory.sealed.parent import SealedSystem
 from membench.runs.registry import resolve
 from membench.runs.request import RunRequest
 from membench.stages.rank_memory import seal_for

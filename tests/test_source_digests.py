@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 import example_benchmark
-from membench.plumbing import source_digests
+from membench.jobs import source_digests
 from membench.benchmarks.registry import benchmark
 from membench.io import sha256_file
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from membench.dates import locomo_date, locomo_date_text
+from membench.benchmarks.locomo.dates import locomo_date, locomo_date_text
 from membench.stages.ingest import ingest
 from membench.sessions.reader import SessionStore
 

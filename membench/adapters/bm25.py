@@ -15,7 +15,7 @@ from rank_bm25 import BM25Okapi
 
 from membench.adapters.base import Adapter
 from membench.sessions.view import Document, Query
-from membench.text import HaystackCache, merge_params, word_tokens
+from membench.adapters.text import HaystackCache, merge_params, word_tokens
 
 
 class BM25Index:

@@ -27,9 +27,9 @@ import numpy as np
 
 from membench.adapters.base import order_by_score
 from membench.adapters.bm25 import BM25Adapter
-from membench.dates import Interval, apply_windows, date_windows, is_knowledge_update, parse_date, reference_date
+from membench.adapters.date_cues import Interval, apply_windows, date_windows, is_knowledge_update, parse_date, reference_date
 from membench.sessions.view import Document, Haystack, Query
-from membench.text import merge_params
+from membench.adapters.text import merge_params
 
 
 class BM25TimeAdapter(BM25Adapter):

@@ -22,7 +22,7 @@ from rank_bm25 import BM25Okapi
 
 from membench.adapters.base import Adapter
 from membench.sessions.view import Document, Haystack, Query
-from membench.text import HaystackCache, merge_params
+from membench.adapters.text import HaystackCache, merge_params
 
 
 def _build(documents: Sequence[Document]) -> BM25Okapi:

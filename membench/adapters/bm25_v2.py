@@ -3,8 +3,8 @@
 Why: `bm25` misses "cooked" for "cooking" and cannot tell "New York" from "new" + "york"; v1 stays unchanged
 so its numbers remain reproducible, and every improvement lives here.
 
-Terms: lowercased `\\w+` tokens, stopwords removed (`membench.text.STOPWORDS`), each stemmed with
-`membench.text.stem` (a light -s/-es/-ies/-ed/-ing/-e stripper, `stemming`; no new dependency), plus the bigrams of
+Terms: lowercased `\\w+` tokens, stopwords removed (`membench.adapters.text.STOPWORDS`), each stemmed with
+`membench.adapters.text.stem` (a light -s/-es/-ies/-ed/-ing/-e stripper, `stemming`; no new dependency), plus the bigrams of
 adjacent kept stems ("new york"), when `bigrams` is on. Documents and query are analysed the same way.
 Query expansion (deterministic, scored with weight `expansion_weight`, default 0.5, on top of the query's
 own BM25 score); only terms that occur in the haystack are added, in sorted order:
@@ -24,9 +24,9 @@ import numpy as np
 
 from membench.adapters.base import Adapter
 from membench.adapters.bm25 import BM25Index
-from membench.dates import apply_windows, date_windows, reference_date
+from membench.adapters.date_cues import apply_windows, date_windows, reference_date
 from membench.sessions.view import Document, Query
-from membench.text import STOPWORDS, HaystackCache, merge_params, stem, word_tokens
+from membench.adapters.text import STOPWORDS, HaystackCache, merge_params, stem, word_tokens
 
 SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("movie", "film"), ("buy", "purchase", "bought"), ("car", "vehicle"), ("job", "career", "occupation"),

@@ -19,7 +19,7 @@ from membench.adapters.base import Adapter, order_by_score
 from membench.embedding.cache import EmbeddingCache, cache_from_context
 from membench.sessions.view import Document, Haystack, Query
 from membench.embedding.similarity import as_columns, cosine_scores
-from membench.text import HaystackCache, merge_params
+from membench.adapters.text import HaystackCache, merge_params
 
 
 class DenseAdapter(Adapter):

@@ -17,7 +17,7 @@ from membench.adapters.base import Adapter
 from membench.adapters.bm25 import BM25Adapter
 from membench.adapters.dense import DenseAdapter
 from membench.sessions.view import Document, Haystack, Query
-from membench.text import merge_params
+from membench.adapters.text import merge_params
 
 
 class HybridAdapter(Adapter):

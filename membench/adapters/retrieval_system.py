@@ -28,7 +28,7 @@ from typing import Any, Mapping, Sequence
 
 from membench.adapters.base import Adapter
 from membench.sessions.view import Document, Haystack, Query, Session
-from membench.text import HaystackCache
+from membench.adapters.text import HaystackCache
 
 
 def state_aware_text(task_description: str, pairs: Sequence[Mapping[str, Any]]) -> str:

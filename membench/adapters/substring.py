@@ -1,6 +1,6 @@
 """`substring`: the naive floor -- count the query's keywords that occur as substrings of each document.
 
-Keywords are the query's distinct lowercased `\\w+` tokens minus a small stopword list (`membench.text`);
+Keywords are the query's distinct lowercased `\\w+` tokens minus a small stopword list (`membench.adapters.text`);
 a document scores the number of them found anywhere in its lowercased text (so "cook" also hits "cooking").
 No weighting, no index: what a memory without retrieval would do with `grep`.
 Ties: by haystack position, earliest first (`order_by_score`).
@@ -12,7 +12,7 @@ from typing import Sequence
 
 from membench.adapters.base import Adapter
 from membench.sessions.view import Document, Query
-from membench.text import keywords, merge_params
+from membench.adapters.text import keywords, merge_params
 
 
 class SubstringAdapter(Adapter):

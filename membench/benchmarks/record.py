@@ -47,8 +47,8 @@ class Benchmark:
     qa: Qa | None = None  # answer-mode QA
     facts: bool = False  # model-extracted facts (facts.source: llm)
     observations: bool = False  # ships its own fact logs (facts.source: observation)
-    errata: bool = False  # gold-label errata apply (membench/datasets/errata/<kind>.json)
-    evidence_errata: bool = False  # evidence errata are checked (membench/datasets/errata/<kind>-evidence.json)
+    errata: Path | None = None  # its shipped gold-label (answer) errata, applied while parsing (`errata.json`)
+    evidence_errata: Path | None = None  # its shipped evidence errata, checked while parsing (`evidence-errata.json`)
     judged: bool = False  # its top k is graded by the LLM judge (judge:)
     retrieval_log: bool = False  # upstream-format retrieval logs are written per granularity
     # names its numbered question categories from `datasets.<name>.category_names` (LoCoMo), after parsing

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from membench.benchmarks import locomo, longmemeval, procedural
+from membench.benchmarks.locomo.benchmark import BENCHMARK as LOCOMO
+from membench.benchmarks.longmemeval.benchmark import BENCHMARK as LONGMEMEVAL
+from membench.benchmarks.procedural.benchmark import BENCHMARK as PROCEDURAL
 from membench.benchmarks.record import Benchmark
 from membench.datasets.tables import ParsedDataset
 from membench.errors import InputError
 
-BUILT_IN = (longmemeval.BENCHMARK, locomo.BENCHMARK, procedural.BENCHMARK)
+BUILT_IN = (LONGMEMEVAL, LOCOMO, PROCEDURAL)
 BENCHMARKS: dict[str, Benchmark] = {}
 
 

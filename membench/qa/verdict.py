@@ -16,7 +16,7 @@ rule that depends on the question type; the rules below restate those facts in t
   available, or that related information is given but not the asked one).
 
 LoCoMo (upstream ``task_eval/evaluation.py``) has no model judge; its score is token F1
-(:mod:`membench.metrics.qa`). membench adds a model verdict for categories 1-4 (the generic rule above,
+(:mod:`membench.benchmarks.locomo.answer_f1`). membench adds a model verdict for categories 1-4 (the generic rule above,
 against the ``answer`` field), and scores category 5 (adversarial) exactly as upstream does, without a
 call: correct when the answer contains "no information available" or "not mentioned".
 
@@ -40,10 +40,10 @@ from membench.benchmarks.registry import benchmark
 from membench.io import sha256_text
 from membench.llm.prompts import Prompt
 from membench.llm.replies import json_object_parser
-from membench.metrics.qa import adversarial_correct
+from membench.benchmarks.locomo.answer_f1 import adversarial_correct
 
 __all__ = ["RULES", "RULE_RUBRIC", "UNANSWERABLE", "verdict_type", "rules_for", "rubric_version", "verdict_messages",
-           "verdict_request", "verdict_parser", "rule_verdict", "gold_for", "uses_rule"]
+           "verdict_request", "verdict_parser", "verdict_by_rule", "gold_for", "uses_rule"]
 
 UNANSWERABLE = "unanswerable"
 RULE_RUBRIC = "locomo-category-5@upstream-rule"
@@ -102,7 +102,7 @@ def gold_for(question: Mapping[str, Any]) -> str | None:
     return None if _missing(answer) else " ".join(str(answer).split())
 
 
-def rule_verdict(kind: str, question: Mapping[str, Any], answer: str) -> bool | None:
+def verdict_by_rule(kind: str, question: Mapping[str, Any], answer: str) -> bool | None:
     """A verdict that needs no model (LoCoMo category 5), else None."""
     return adversarial_correct(answer) if uses_rule(kind, question) else None
 

@@ -18,9 +18,8 @@ from membench.benchmarks.registry import benchmark
 from membench.report.headlines import ci_text
 from membench.machine.environment import run_environment
 from membench.io import atomic_write_parquet, atomic_write_text
-from membench.plumbing.provenance import REPO
+from membench.jobs.provenance import REPO
 from membench.report.provenance import git_commit
-from membench.plumbing.job import Job
 
 TOP = {"split": "all", "group_by": "all"}
 
@@ -203,20 +202,3 @@ def write_per_question(frame: pd.DataFrame, parquet_path: Path, csv_path: Path, 
     atomic_write_parquet(frame, Path(parquet_path))
     head = f"# {subset_line(subset)}\n" if subset else ""
     atomic_write_text(Path(csv_path), head + frame.to_csv(index=False))
-
-
-def rule_per_question(job: Job) -> None:
-    """Rule per_question: every run's per-question scores in one table (Parquet + CSV)."""
-    files: dict[str, list[Path]] = {}
-    for adapter, path in zip(job.params.adapters, job.input.scores):
-        files.setdefault(adapter, []).append(Path(path))
-    write_per_question(per_question_frame(files), job.output.path("parquet"), job.output.path("csv"),
-                       job.params.subset)
-
-
-def rule_tables(job: Job) -> None:
-    """Rule tables: summary.json, results/tables/*.tex, results/headline.txt."""
-    i, o, p = job.input, job.output, job.params
-    write_artifacts(pd.read_parquet(i.summary), pd.read_parquet(i.significance), p.kinds, p.baseline,
-                    o.path("summary"), dict(zip(p.kinds, o.tables)), o.path("headline"), p.subset, p.ablation,
-                    dict(zip(p.kinds, i.normalization)), p.config, i.paths("manifests"), i.paths("efficiency"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -12,21 +12,17 @@ import pandas as pd
 
 from membench import __version__
 from membench.io import atomic_write_text
-from membench.adapters.ablation import ablated
+from membench.runs.ablation import ablated
 from membench.benchmarks.registry import benchmark
-from membench.plumbing.provenance import REPO
+from membench.jobs.provenance import REPO
 from membench.report.artifacts import subset_line
 from membench.report.datasets import dataset_section
 from membench.report.difficulty import difficulty_markdown
 from membench.report.evidence_errata import evidence_errata_section
 from membench.report.markdown import table
 from membench.report.provenance import provenance_section
-from membench.report.published import published_section
+from membench.report.paper_figures import published_section
 from membench.report.results import results_section
-from membench.plumbing.job import Job
-from membench.report.efficiency import efficiency_section
-from membench.report.memory import memory_section
-from membench.report.model_stages import model_stages_markdown
 
 
 @dataclass
@@ -104,23 +100,3 @@ def units_note(kind: str, spec: dict) -> str:
     if record.unit_format is not None and spec.get("units", "upstream") != "upstream":
         return "Retrieval units: plain (`units: plain`): each turn's text plus `[shares image: <caption>]`."
     return record.units_note
-
-
-def rule_report(job: Job) -> None:
-    """Rule report: summary, tests, plots, model stages, normalisations and provenance -> results/report.md."""
-    i, p = job.input, job.params
-    judged = [tuple(k) for k in p.judged]
-    models = model_stages_markdown(
-        qa=dict(zip([tuple(k) for k in p.answered], i.qa)), calibration=dict(zip(p.calibrated, i.calibration)),
-        judge={k: (o, e) for k, o, e in zip(judged, i.official, i.extended)},
-        judgments=dict(zip(judged, i.judgments)), costs=list(i.costs),
-        resamples=p.config["report"]["bootstrap_resamples"], seed=p.config["report"]["seed"])
-    runs = [tuple(r) for r in p.runs]
-    inputs = ReportInputs(
-        datasets=dict(p.datasets), results_dir=Path("results"), summary=pd.read_parquet(i.summary),
-        significance=pd.read_parquet(i.significance), runs=runs, baseline=p.baseline,
-        config=dict(p.config), bench_dir=Path("benchmarks"),
-        extra_sections=["## Model-call stages\n\n" + models, memory_section(Path("results"), runs),
-                        efficiency_section({(r := json.loads(Path(f).read_text(encoding="utf-8")))["dataset"]: r
-                                            for f in i.paths("efficiency")})])
-    build_report(inputs, job.output.path("report"))

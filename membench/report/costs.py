@@ -1,5 +1,5 @@
 """What the model stages cost: the report's cost table, read from the cost JSON files the stages write
-(:func:`membench.stages.model_calls.write_cost` documents the record).
+(:func:`membench.llm.stage_calls.write_cost` documents the record).
 
 :func:`cost_table` turns any number of them into the report's Markdown table (one row per stage and
 meter-stage, plus a total).

@@ -17,8 +17,6 @@ import numpy as np
 import pandas as pd
 
 from membench.report.markdown import table
-from membench.io import atomic_write_parquet
-from membench.plumbing.job import Job
 
 FEATURES = {"evidence_count": "evidence count", "evidence_age": "evidence age (sessions after it)",
             "haystack_size": "haystack size (turns)", "evidence_position": "evidence position (0 = first turn)"}
@@ -122,13 +120,3 @@ def difficulty_plot(frame: pd.DataFrame, dataset: str, out: Path, note: str = ""
     axes[0][-1].legend(fontsize=7)
     fig.suptitle(f"{note}{dataset}: where adapters miss")
     save_figure(fig, out)
-
-
-def rule_difficulty(job: Job) -> None:
-    """Rule difficulty: where adapters miss, by question difficulty (table + plot)."""
-    i, p, dataset = job.input, job.params, job.wildcards.dataset
-    features = question_features(*(pd.read_parquet(f) for f in (i.questions, i.qrels, i.haystacks, i.turns)))
-    scores = {a: pd.read_parquet(f) for a, f in zip(p.adapters, i.scores)}
-    frame = difficulty_table(dataset, features, scores, p.breakdown)
-    atomic_write_parquet(frame, job.output.path("table"))
-    difficulty_plot(frame, dataset, job.output.path("plot"), "SUBSET RUN · " if p.subset else "")

@@ -13,17 +13,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from membench.analysis.aggregate import aggregate_datasets
 from membench.benchmarks.registry import benchmark
 from membench.datasets.item_tokens import ENCODING
-from membench.io import atomic_write_parquet, atomic_write_text
-from membench.plumbing.job import Job
-from membench.report.efficiency_plot import efficiency_plot
 from membench.report.headlines import ci_text
 from membench.report.markdown import table
 from membench.scoring.efficiency import TOKEN_KS
@@ -80,23 +75,6 @@ def efficiency_record(dataset: str, kind: str, metas: Mapping[str, Mapping[str, 
     return {"dataset": dataset, "accuracy_metric": record.breakdown, "token_budget": record.token_budget,
             "budget_metric": budget_metric, "tokens_metric": tokens_metric, "tokenizer": ENCODING,
             "granularity": record.granularities[0], "pareto": fronts, "runs": runs}
-
-
-def rule_efficiency(job: Job) -> None:
-    """Rule efficiency: one dataset's efficiency rows -> means with CIs, efficiency.json and the charts."""
-    p, dataset = job.params, job.wildcards.dataset
-    files = [(dataset, run, Path(f)) for run, f in zip(p.runs, job.input.paths("rows"))]
-    eff_summary, significance = aggregate_datasets(files, {dataset: job.input.path("questions")}, {dataset: p.kind},
-                                                   p.baseline, p.resamples, p.seed, p.cluster, p.ablation)
-    atomic_write_parquet(eff_summary, job.output.path("summary"))
-    atomic_write_parquet(significance, job.output.path("significance"))
-    metas = {run: json.loads(Path(f).read_text(encoding="utf-8")) for run, f in zip(p.runs, job.input.paths("metas"))}
-    costs = {Path(f).stem.removeprefix("memory-"): json.loads(Path(f).read_text(encoding="utf-8"))
-             for f in job.input.paths("costs")}
-    record = efficiency_record(dataset, p.kind, metas, costs, pd.read_parquet(job.input.path("scores_summary")),
-                               eff_summary)
-    atomic_write_text(job.output.path("record"), json.dumps(record, indent=2, sort_keys=True) + "\n")
-    efficiency_plot(record, job.output.path("plot"), "SUBSET RUN · " if p.subset else "")
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:

@@ -19,7 +19,7 @@ from membench.qa.calibration import calibration_summary
 from membench.report.costs import cost_table
 from membench.report.judge_trust import calibration_section, rate_ci, stability_section, versions_section
 from membench.report.markdown import table
-from membench.scoring.extended import PREFIX
+from membench.benchmarks.procedural.extended import PREFIX
 from membench.analysis.stats import bootstrap_ci
 
 __all__ = ["qa_section", "judge_section", "cost_section", "model_stages_markdown", "mean_ci"]

@@ -12,7 +12,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from membench.io import atomic_path  # noqa: E402
-from membench.plumbing.job import Job  # noqa: E402
 
 
 def save_figure(fig, out: Path) -> None:
@@ -53,11 +52,3 @@ def group_plot(summary: pd.DataFrame, dataset: str, metric: str, out: Path, note
         ax.legend(fontsize=7, ncol=2)
     ax.set_title(f"{note}{dataset}: {metric} by question group")
     save_figure(fig, out)
-
-
-def rule_plots(job: Job) -> None:
-    """Rule plots: a dataset's recall curve and group bars."""
-    summary, dataset, p = pd.read_parquet(job.input.summary), job.wildcards.dataset, job.params
-    note = "SUBSET RUN · " if p.subset else ""
-    curve_plot(summary, dataset, p.curve, job.output.path("curve"), note)
-    group_plot(summary, dataset, p.breakdown, job.output.path("groups"), note)

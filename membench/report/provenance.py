@@ -52,7 +52,7 @@ def environment_rows(environment: dict) -> list[tuple[str, str]]:
     return rows
 
 
-def rule_costs(bench_dir: Path) -> pd.DataFrame:
+def costs_by_rule(bench_dir: Path) -> pd.DataFrame:
     """One row per Snakemake `benchmark:` file: the job, wall seconds and peak memory (MB)."""
     rows = []
     for path in sorted(Path(bench_dir).rglob("*.tsv")):
@@ -71,7 +71,7 @@ def _number(data: pd.DataFrame, column: str) -> float:
 
 def provenance_section(repo: Path, config: dict, bench_dir: Path, environment: dict | None = None) -> str:
     """`environment`: summary.json's (None: only this process's package versions are shown)."""
-    costs = rule_costs(bench_dir)
+    costs = costs_by_rule(bench_dir)
     parts = ["## Provenance", "", f"- code: membench commit `{git_commit(repo)}`",
              "- data: the sha256 of every source file is listed in its dataset section", ""]
     if environment:

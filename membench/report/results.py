@@ -6,7 +6,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from membench.adapters.ablation import ABLATION_RUNS
+from membench.runs.ablation import ABLATION_RUNS
 from membench.benchmarks.registry import benchmark
 from membench.report.headlines import ci_text, with_ci
 from membench.report.markdown import table

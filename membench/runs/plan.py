@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from membench.adapters.ablation import ablation_runs
+from membench.runs.ablation import ablation_runs
 from membench.adapters.base import Adapter
 from membench.adapters.retrieval_system import RetrievalSystemAdapter
 from membench.benchmarks.record import Benchmark

@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-from membench.plumbing.provenance import closure as _closure, file_bytes as _file_bytes, plugin_root as _plugin_root, spec_origin as _spec_origin, under as _under
+from membench.jobs.provenance import closure as _closure, file_bytes as _file_bytes, plugin_root as _plugin_root, spec_origin as _spec_origin, under as _under
 from membench.adapters.base import Adapter
 from membench.errors import AdapterLoadError
 from membench.adapters.retrieval_system import RetrievalSystemAdapter, is_retrieval_system
@@ -48,15 +48,15 @@ SYSTEMS: dict[str, tuple[str, str]] = {
     "substring": ("membench.adapters.substring", "SubstringAdapter"),
     "state-aware": ("membench.adapters.state_aware", "StateAwareAdapter"),
     "action-only": ("membench.adapters.action_only", "ActionOnlyAdapter"),
-    "mem0": ("membench.memory.mem0_system", "Mem0System"),
-    "session-log": ("membench.memory.session_log", "SessionLogSystem"),
-    "mcp": ("membench.memory.mcp_system", "McpMemorySystem"),
-    "txtai": ("membench.memory.txtai_system", "TxtaiSystem"),
-    "langmem": ("membench.memory.langmem_system", "LangMemSystem"),
-    "llamaindex": ("membench.memory.llamaindex_system", "LlamaIndexSystem"),
-    "engram": ("membench.memory.engram_system", "EngramSystem"),
-    "chroma": ("membench.memory.chroma_system", "ChromaSystem"),
-    "a-mem": ("membench.memory.amem_system", "AMemSystem"),
+    "mem0": ("membench.memory.systems.mem0", "Mem0System"),
+    "session-log": ("membench.memory.systems.session_log", "SessionLogSystem"),
+    "mcp": ("membench.memory.systems.mcp", "McpMemorySystem"),
+    "txtai": ("membench.memory.systems.txtai", "TxtaiSystem"),
+    "langmem": ("membench.memory.systems.langmem", "LangMemSystem"),
+    "llamaindex": ("membench.memory.systems.llamaindex", "LlamaIndexSystem"),
+    "engram": ("membench.memory.systems.engram", "EngramSystem"),
+    "chroma": ("membench.memory.systems.chroma", "ChromaSystem"),
+    "a-mem": ("membench.memory.systems.amem", "AMemSystem"),
 }
 
 

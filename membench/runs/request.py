@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from membench.plumbing.job import Job
+from membench.jobs.job import Job
 from membench.sessions.reader import StorePaths
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from membench.analysis.aggregate import SIGNIFICANCE_COLUMNS, SUMMARY_COLUMNS, aggregate_datasets, concat_tables
+from membench.analysis.aggregate import aggregate_datasets
 from membench.io import atomic_write_parquet
-from membench.plumbing.job import Job
+from membench.jobs.job import Job
 
 
 def rule_aggregate(job: Job) -> None:
@@ -18,9 +18,3 @@ def rule_aggregate(job: Job) -> None:
                                                p.baseline, p.resamples, p.seed, p.cluster, p.ablation)
     atomic_write_parquet(summary, job.output.path("summary"))
     atomic_write_parquet(significance, job.output.path("significance"))
-
-
-def rule_summary(job: Job) -> None:
-    """Rule summary: every dataset's tables in one summary and one significance table."""
-    atomic_write_parquet(concat_tables(job.input.summaries, SUMMARY_COLUMNS), job.output.path("summary"))
-    atomic_write_parquet(concat_tables(job.input.significance, SIGNIFICANCE_COLUMNS), job.output.path("significance"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from membench.fetch.download import materialize
-from membench.plumbing.job import Job
+from membench.jobs.job import Job
 
 
 def rule_download(job: Job) -> None:

@@ -23,7 +23,7 @@ import pandas as pd
 from membench.benchmarks.registry import benchmark
 from membench.datasets.tables import dataset_files, needed
 from membench.io import atomic_write_parquet
-from membench.plumbing.job import Job
+from membench.jobs.job import Job
 from membench.sessions.reader import STORE_FILES, plain, store_files
 
 log = logging.getLogger("membench")

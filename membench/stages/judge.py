@@ -3,7 +3,7 @@ over the extended pool.
 
 ``run`` writes ``judgments.parquet`` (question_id, item_id, rank, score float|NaN, status
 ok|failed|budget|interrupted, model, reason, error) and a cost JSON. ``score`` writes the per-question
-``extended/`` metric rows (see :mod:`membench.scoring.extended`).
+``extended/`` metric rows (see :mod:`membench.benchmarks.procedural.extended`).
 
 Config (``judge:`` section; defaults in ``workflow/schemas/config.schema.yaml``, keys explained in
 ``config.yaml``): ``k`` (grade the unlabelled pairs among the top k of each query), ``max_state_chars`` (each
@@ -29,13 +29,13 @@ from membench.config import config_section
 from membench.datasets.tables import dataset_files
 from membench.errors import InputError
 from membench.io import atomic_write_parquet
-from membench.qa.relevance_judge import (JUDGMENT_COLUMNS, grade_messages, grade_parser, trajectory_texts,
+from membench.pool.relevance_judge import (JUDGMENT_COLUMNS, grade_messages, grade_parser, trajectory_texts,
                                          unlabelled_pairs)
 from membench.llm.prompts import load_prompt
-from membench.scoring import extended
+from membench.benchmarks.procedural import extended
 from membench.scoring.tables import Gold
-from membench.stages.model_calls import StageStopped, call_batch, make_client, stop_note, write_cost
-from membench.plumbing.job import Job
+from membench.llm.stage_calls import StageStopped, call_batch, make_client, stop_note, write_cost
+from membench.jobs.job import Job
 
 log = logging.getLogger(__name__)
 
@@ -121,8 +121,3 @@ def rule_judge(job: Job) -> None:
     p = job.params
     run(job.input.files(), job.input.path("run"), job.output.path("judgments"), p.config, Path(p.cache),
         job.output.path("cost"), dataset=job.wildcards.dataset, adapter=job.wildcards.adapter)
-
-
-def rule_score_extended(job: Job) -> None:
-    """Rule score_extended: a run scored with the official labels plus the judge's grades."""
-    score(job.input.path("run"), job.input.files(), job.input.paths("judgments"), job.output.path("scores"))

@@ -13,7 +13,7 @@ from membench.datasets.errata import apply_errata
 from membench.datasets.errata.evidence import apply_evidence_errata
 from membench.datasets.subset import subset
 from membench.io import sha256_file
-from membench.plumbing.job import Job
+from membench.jobs.job import Job
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +26,7 @@ def run(kind: str, source: Path, out: Path | Mapping[str, Path], errata: Mapping
     section), cut to a stratified subset of questions when `subset_spec` ({per_group, seed}) is given, check the
     evidence errata of the questions kept (applied with ``errata.evidence: apply``), write the tables (to the
     paths in `out`, or into the folder `out`). `digests`: the sha256 of source files known already (the rule's
-    param for a local copy, from `membench.plumbing.source_digests`), so a large file is not hashed a second time."""
+    param for a local copy, from `membench.jobs.source_digests`), so a large file is not hashed a second time."""
     source = Path(source)
     parsed = parse_dataset(kind, source)
     known = digests or {}
@@ -34,11 +34,11 @@ def run(kind: str, source: Path, out: Path | Mapping[str, Path], errata: Mapping
     if category_names and benchmark(kind).name_categories:
         benchmark(kind).name_categories(parsed, category_names)
     if benchmark(kind).errata:
-        parsed.counts["gold_errata_applied"] = apply_errata(parsed, errata)
+        parsed.counts["gold_errata_applied"] = apply_errata(parsed, errata, benchmark(kind).errata)
     if subset_spec:
         parsed = subset(parsed, int(subset_spec["per_group"]), int(subset_spec["seed"]))
     if benchmark(kind).evidence_errata:
-        parsed.counts["evidence_errata"] = apply_evidence_errata(parsed, errata)
+        parsed.counts["evidence_errata"] = apply_evidence_errata(parsed, errata, benchmark(kind).evidence_errata)
     parsed.write(out if isinstance(out, Mapping) else Path(out), sources)
     log.info("parsed %s from %s: %s", kind, source, parsed.counts)
     for entry in parsed.log.as_list():

@@ -3,7 +3,7 @@
 ``run`` reads the dataset's parsed tables and one adapter's run, asks one answer call per question
 (:mod:`membench.qa.answer`), then one verdict call per answered question (:mod:`membench.qa.verdict`;
 LoCoMo category 5 is decided by upstream's rule, without a call), computes LoCoMo's token F1
-(:mod:`membench.metrics.qa`), and writes:
+(:mod:`membench.benchmarks.locomo.answer_f1`), and writes:
 
 - ``qa.parquet``: question_id, split, question_type, category, answer, raw_answer, correct (boolean, NA
   without a verdict; sample 0 of the verdict), f1 (LoCoMo; NaN elsewhere), status (ok | failed | budget |
@@ -46,14 +46,13 @@ from membench.errors import InputError
 from membench.io import atomic_write_parquet
 from membench.llm.prompts import load_prompt
 from membench.llm.replies import parse_text
-from membench.metrics.qa import locomo_score
+from membench.benchmarks.locomo.answer_f1 import locomo_score
 from membench.qa.answer import TurnIndex, answer_messages, question_text, render_context, resolve_choice
 from membench.qa.judging import EXCLUDED, fold_verdicts, upstream_gold, verdict_jobs
-from membench.qa.verdict import RULE_RUBRIC, gold_for, rule_verdict, verdict_parser
+from membench.qa.verdict import RULE_RUBRIC, gold_for, verdict_by_rule, verdict_parser
 from membench.scoring.qa import qa_rows
-from membench.stages.model_calls import StageStopped, call_batch, make_client, stop_note, write_cost
-from membench.plumbing.job import Job
-from membench.runs.plan import FULL_CONTEXT
+from membench.llm.stage_calls import StageStopped, call_batch, make_client, stop_note, write_cost
+from membench.jobs.job import Job
 
 log = logging.getLogger(__name__)
 
@@ -228,7 +227,7 @@ def _answers_into_rows(kind: str, records: list[dict], rows: list[dict], replies
                 row["f1"] = locomo_score(category, answer, gold or "")
             if category == 5 or reference is not None:
                 row["f1_upstream"] = locomo_score(category, answer, reference or "")
-        by_rule = rule_verdict(kind, q, answer)
+        by_rule = verdict_by_rule(kind, q, answer)
         if by_rule is not None:
             row.update(correct=by_rule, correct_upstream=by_rule, verdict_status="ok", verdict_by="rule",
                        status="ok", rubric=RULE_RUBRIC, verdicts=("1" if by_rule else "0") * samples)
@@ -238,13 +237,6 @@ def _answers_into_rows(kind: str, records: list[dict], rows: list[dict], replies
             continue
         todo.append((i, q, answer))
     return todo
-
-
-def rule_qa_full_context(job: Job) -> None:
-    """Rule qa_full_context: the upper reference, every question answered from its whole history."""
-    p, out = job.params, job.output
-    run(p.kind, job.input.files(), None, out.path("qa"), out.path("scores"), p.config, Path(p.cache),
-        out.path("cost"), dataset=job.wildcards.dataset, adapter=FULL_CONTEXT)
 
 
 def rule_qa(job: Job) -> None:

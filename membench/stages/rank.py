@@ -29,7 +29,7 @@ from membench.errors import SystemOutputError
 from membench.metrics.efficiency import latency_summary
 from membench.sessions.checks import ScoreCountError, is_short, ranking_problems
 from membench.sessions.view import Query
-from membench.plumbing.job import Job
+from membench.jobs.job import Job
 from membench.runs.request import RunFiles, RunRequest
 
 log = logging.getLogger(__name__)
@@ -158,8 +158,3 @@ def run_part(request: RunRequest, part: int, parts: int, out: Path) -> pd.DataFr
 def rule_rank(job: Job) -> None:
     """Rule rank: one adapter over every question of one dataset (or the merge of its rank_part jobs)."""
     run(RunRequest.from_job(job), RunFiles.from_job(job), job.input.paths("parts"))
-
-
-def rule_rank_part(job: Job) -> None:
-    """Rule rank_part: one contiguous part of the questions, for a sharded rank."""
-    run_part(RunRequest.from_job(job), int(job.wildcards.part), job.params.parts, job.output.path("part"))

@@ -25,12 +25,12 @@ from membench.io import atomic_write_parquet, atomic_write_text
 from membench.memory.endpoint import CachingEndpoint
 from membench.memory.run import run_memory
 from membench.metrics.efficiency import latency_summary
-from membench.memory.seal import Seal
-from membench.memory.sealed import SealedSystem
-from membench.plumbing.provenance import plugin_root
+from membench.memory.sealed.seal import Seal
+from membench.memory.sealed.parent import SealedSystem
+from membench.jobs.provenance import plugin_root
 from membench.sessions.reader import store_files
-from membench.stages.model_calls import make_client, write_cost
-from membench.plumbing.job import Job
+from membench.llm.stage_calls import make_client, write_cost
+from membench.jobs.job import Job
 
 log = logging.getLogger(__name__)
 STAGES = ("memory-ingest", "memory-search")
@@ -49,7 +49,7 @@ def run(request: RunRequest, files: RunFiles, cost_path: Path, store_root: Path,
         llm_cache: Path, dataset: str, sealed: bool = False, gold: Sequence[Path] = ()) -> dict:
     """Ingest and search with the system `request` names; write its run files and its cost record. `llm`: the
     config's `llm` section, read when the system makes model calls. `sealed`: the system runs in a process of its
-    own that cannot read the gold (`membench.memory.sealed`); `gold` adds the benchmark's files to what it may not
+    own that cannot read the gold (`membench.memory.sealed.parent`); `gold` adds the benchmark's files to what it may not
     read."""
     cls, name, kind = resolve(request.spec), request.name, request.kind
     if not is_memory_system(cls):

@@ -1,12 +1,12 @@
 """retrieval_log stage: a LongMemEval run and its scores -> upstream's retrieval log format
-(membench.scoring.retrieval_log)."""
+(membench.benchmarks.longmemeval.retrieval_log)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from membench.plumbing.job import Job
-from membench.scoring.retrieval_log import write_log
+from membench.jobs.job import Job
+from membench.benchmarks.longmemeval.retrieval_log import write_log
 from membench.scoring.tables import Gold
 
 

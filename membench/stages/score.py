@@ -12,10 +12,9 @@ import pandas as pd
 from membench.benchmarks.registry import benchmark
 from membench.datasets.tables import QREL_COLUMNS, dataset_files, needed
 from membench.io import atomic_write_parquet
-from membench.datasets.item_tokens import item_tokens
 from membench.scoring import efficiency
 from membench.scoring.tables import Gold, frame
-from membench.plumbing.job import Job
+from membench.jobs.job import Job
 
 log = logging.getLogger(__name__)
 
@@ -66,13 +65,3 @@ def rule_score(job: Job) -> None:
     run(job.params.kind, job.input.path("run"), job.input.files(), job.output.path("scores"))
     run_efficiency(job.params.kind, job.input.path("run"), job.input.files(), job.input.path("tokens"),
                    job.output.path("efficiency"))
-
-
-def rule_item_tokens(job: Job) -> None:
-    """Rule item_tokens: what each turn of a dataset costs an agent to read (cl100k_base tokens)."""
-    atomic_write_parquet(item_tokens(pd.read_parquet(job.input.path("turns"))), job.output.path("tokens"))
-
-
-def rule_score_published(job: Job) -> None:
-    """Rule score_published: a run scored by the protocol of a published figure."""
-    run_published(job.params.kind, job.input.path("run"), job.input.files(), job.output.path("scores"))

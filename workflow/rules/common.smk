@@ -4,11 +4,11 @@ import os
 import re
 from pathlib import Path
 
-from membench.plumbing import source_digests
+from membench.jobs import source_digests
 from membench.benchmarks.registry import benchmark
 from membench.config import absolute_paths, enabled_datasets, is_local, subset_workdir, validate_config
 from membench.logs import one_line_errors
-from membench.plumbing.provenance import script_version
+from membench.jobs.provenance import script_version
 from membench.runs.plan import (SCOPE_JOIN, adapter_runs, facts_source, full_context_runs, judged_runs,
                                 needs_of_runs, qa_runs, requested_datasets, runs_for)
 
@@ -99,12 +99,8 @@ def errata_files(wildcards):
     record, settings = dataset_benchmark(wildcards), config["errata"]
     if not settings["enabled"]:
         return []
-    from membench.datasets.errata import shipped_path
-    from membench.datasets.errata.evidence import evidence_path
-
-    kind = dataset_spec(wildcards)["kind"]
-    return ([settings["path"] or str(shipped_path(kind))] if record.errata else []) + (
-        [settings["evidence_path"] or str(evidence_path(kind))] if record.evidence_errata else [])
+    return ([settings["path"] or str(record.errata)] if record.errata else []) + (
+        [settings["evidence_path"] or str(record.evidence_errata)] if record.evidence_errata else [])
 
 
 def errata_settings(wildcards):
@@ -124,7 +120,7 @@ def evidence_errata_applied(dataset):
 
 # ---------------------------------------------------------------- adapters
 
-from membench.adapters.ablation import ablated
+from membench.runs.ablation import ablated
 from membench.runs.registry import adapter_source_files, adapter_version
 
 JUDGED = judged_runs(config, RUNS)

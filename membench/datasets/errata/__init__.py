@@ -1,12 +1,12 @@
 """Gold-label errata: known errors in a benchmark's QA answers, each with its public source, applied while
 parsing as a visible normalisation (never a silent fix).
 
-The shipped file (``locomo.json`` beside this module) lists LoCoMo corrections reported in upstream issues and
+LoCoMo's shipped file (``membench/benchmarks/locomo/errata.json``) lists LoCoMo corrections reported in upstream issues and
 checked against the transcript. An entry applies only when the question and the upstream answer still read
 exactly as recorded (a fixed upstream file, or another version, makes it inapplicable, which is flagged).
 Applied entries set the question's ``answer`` (corrected, or ``None`` when the answer is withdrawn), keep the
 original in ``upstream_answer`` and the entry id in ``erratum``; answer-mode QA then scores both ways.
-These errata touch answers only; known wrong evidence labels are ``evidence.py``'s (``<kind>-evidence.json``).
+These errata touch answers only; known wrong evidence labels are ``evidence.py``'s (a benchmark's ``evidence-errata.json``).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from membench.datasets.errata.files import Entry, entries, shipped_file
+from membench.datasets.errata.files import Entry, entries
 from membench.datasets.tables import ParsedDataset
 from membench.errors import InputError
 
-__all__ = ["Erratum", "ACTIONS", "load_errata", "apply_errata", "shipped_path"]
+__all__ = ["Erratum", "ACTIONS", "load_errata", "apply_errata"]
 
 ACTIONS = ("replace_answer", "withdraw_answer")
 _FIELDS = ("id", "sample_id", "qa_index", "question", "upstream_answer", "action", "reason", "sources")
@@ -33,13 +33,9 @@ class Erratum(Entry):
     answer: str | None = None
 
 
-def shipped_path(kind: str = "locomo") -> Path:
-    return shipped_file(f"{kind}.json")
-
-
-def load_errata(path: str | Path | None = None) -> list[Erratum]:
-    """Read and check an errata file (default: the shipped LoCoMo list)."""
-    path = Path(path) if path else shipped_path()
+def load_errata(path: str | Path) -> list[Erratum]:
+    """Read and check an errata file (a benchmark ships its own: `Benchmark.errata`)."""
+    path = Path(path)
     out = []
     for rec, e, sources in entries(path, _FIELDS, "errata.path"):
         if e["action"] not in ACTIONS:
@@ -51,14 +47,14 @@ def load_errata(path: str | Path | None = None) -> list[Erratum]:
     return out
 
 
-def apply_errata(data: ParsedDataset, settings: Mapping[str, Any] | None) -> int:
+def apply_errata(data: ParsedDataset, settings: Mapping[str, Any] | None, shipped: Path) -> int:
     """Apply the errata to parsed questions, noting each in the normalisation log; returns how many applied.
 
-    ``settings`` is the config's ``errata`` section ({enabled, path}); disabled, nothing changes and the
-    log says how many known errata were left out.
+    ``settings`` is the config's ``errata`` section ({enabled, path}; a null path reads ``shipped``, the
+    benchmark's own list); disabled, nothing changes and the log says how many known errata were left out.
     """
     settings = dict(settings or {})
-    errata = load_errata(settings.get("path"))
+    errata = load_errata(settings.get("path") or shipped)
     if not settings.get("enabled", True):
         if errata:
             data.log.note("gold_errata_off", "kept", "known gold-label errata not applied (errata.enabled: false)",

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from membench.datasets.errata.files import Entry, entries, shipped_file
+from membench.datasets.errata.files import Entry, entries
 from membench.datasets.tables import ParsedDataset
 from membench.errors import InputError
 
-__all__ = ["EvidenceErratum", "load_evidence_errata", "apply_evidence_errata", "evidence_path", "MODES"]
+__all__ = ["EvidenceErratum", "load_evidence_errata", "apply_evidence_errata", "MODES"]
 
 MODES = ("published", "apply")
 _FIELDS = ("id", "question_id", "question", "granularity", "recorded", "corrected", "reason", "sources")
@@ -38,11 +38,6 @@ class EvidenceErratum(Entry):
     granularity: str = "turn"  # the qrels granularity the evidence lists are at (LoCoMo: turn; LongMemEval: session)
     recorded: tuple[str, ...] = ()  # the evidence as the file gives it (repeats kept: LoCoMo counts each entry)
     corrected: tuple[str, ...] = ()
-
-
-def evidence_path(kind: str) -> Path:
-    """The shipped evidence errata of a benchmark kind."""
-    return shipped_file(f"{kind}-evidence.json")
 
 
 def load_evidence_errata(path: str | Path) -> list[EvidenceErratum]:
@@ -61,11 +56,12 @@ def load_evidence_errata(path: str | Path) -> list[EvidenceErratum]:
     return out
 
 
-def apply_evidence_errata(data: ParsedDataset, settings: Mapping[str, Any] | None) -> dict[str, int]:
+def apply_evidence_errata(data: ParsedDataset, settings: Mapping[str, Any] | None, shipped: Path) -> dict[str, int]:
     """Check every known evidence erratum of ``data`` against its evidence, apply those that read as recorded
-    when ``settings`` (the config's ``errata`` section) says ``evidence: apply``; returns the counts by outcome."""
+    when ``settings`` (the config's ``errata`` section) says ``evidence: apply``; returns the counts by outcome.
+    A null ``evidence_path`` reads ``shipped``, the benchmark's own list (`Benchmark.evidence_errata`)."""
     settings = dict(settings or {})
-    errata = load_evidence_errata(settings.get("evidence_path") or evidence_path(data.kind))
+    errata = load_evidence_errata(settings.get("evidence_path") or shipped)
     counts = Counter({"known": len(errata)})
     if not settings.get("enabled", True):
         if errata:

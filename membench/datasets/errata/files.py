@@ -6,13 +6,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from membench.errors import InputError
 
-DATA_FILES = ("*.json",)  # the packaged errata tables; part of the code version of every rule that imports this
 
 
 @dataclass(frozen=True)
@@ -24,11 +22,6 @@ class Entry:
     question: str  # the question text as recorded: the erratum applies only while the file reads so
     reason: str
     sources: tuple[str, ...]
-
-
-def shipped_file(name: str) -> Path:
-    """A file shipped beside this module (``locomo.json``, ``locomo-evidence.json``, ...)."""
-    return Path(str(resources.files("membench.datasets.errata").joinpath(name)))
 
 
 def entries(path: Path, fields: tuple[str, ...],

@@ -1,0 +1,34 @@
+"""LoCoMo (snap-research/locomo): evidence recall over turns in its own unit format, resampled by conversation."""
+
+from pathlib import Path
+
+from membench.benchmarks.record import Benchmark, Qa
+from membench.benchmarks.locomo import parse as locomo
+from membench.benchmarks.locomo import scoring
+
+HERE = Path(__file__).parent
+DATA_FILES = ('errata.json', 'evidence-errata.json')  # its shipped errata: part of the code version of every rule that imports it
+
+BENCHMARK = Benchmark(
+    kind=locomo.KIND,
+    parse=locomo.parse,
+    reads=lambda source: (locomo.find_file(source),),
+    score=scoring.score,
+    granularities=("turn",),
+    headlines=("evidence_recall@1", "evidence_recall@5", "evidence_recall@10", "evidence_recall@25",
+               "evidence_recall@50"),
+    curve="evidence_recall",
+    breakdown="evidence_recall@10",
+    units_note=('Retrieval units: LoCoMo\'s own (`units: upstream`): each turn indexed as `(<session date>) '
+                '<speaker> said, "<text>"`, plus `[shares <image caption>]` when it shares an image, as in '
+                "snap-research/locomo `task_eval/dpr_qa.py`."),
+    unit_format=locomo.retrieval_unit,
+    cluster=("conversation", "haystack_id"),
+    qa=Qa(granularity="turn", expand_rounds=False, categories=True),
+    facts=True,
+    observations=True,
+    errata=HERE / "errata.json",
+    name_categories=locomo.name_categories,
+    evidence_errata=HERE / "evidence-errata.json",
+    token_budget=1024,  # a LoCoMo session is ~740 cl100k tokens (median), a turn ~34
+)
