@@ -4,9 +4,9 @@ what the report leads with, and which optional stages (QA, facts, judge, errata)
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from membench.errors import InputError
 
@@ -26,6 +26,10 @@ class Qa:
     expand_rounds: bool  # default of qa.expand_rounds: a retrieved user turn brings the reply that follows it
     categories: bool = False  # LoCoMo's categories: cat-2 date hint, cat-5 choice decided by rule, token F1
     abstention: bool = False  # LongMemEval's abstention questions are judged as "unanswerable"
+    rubrics: Mapping[str, str] = field(default_factory=dict)  # the judge's rule for its own question types
+    # a verdict that needs no model (question, answer) -> bool, or None where a judge decides (LoCoMo category 5)
+    verdict_by_rule: Callable[[Mapping[str, Any], str], bool | None] | None = None
+    answer_f1: Callable[[int, Any, Any], float] | None = None  # its own token F1 (category, answer, gold)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Verdicts: is an answer correct? By the benchmark's own rules.
 
 LongMemEval (upstream ``src/evaluation/evaluate_qa.py``, ``get_anscheck_prompt``) judges with a model and a
-rule that depends on the question type; the rules below restate those facts in this project's words:
+rule that depends on the question type; the rubrics (generic ones in ``membench/benchmarks/rubrics.py``, its own in
+``membench/benchmarks/longmemeval/verdict.py``) restate those facts in this project's words:
 
 - single-session-user / single-session-assistant / multi-session (and any other type): correct when the
   response contains the correct answer, is equivalent to it, or gives all the intermediate steps to it;
@@ -36,11 +37,11 @@ from typing import Any
 
 import pandas as pd
 
-from membench.benchmarks.registry import benchmark
+from membench.benchmarks.record import Benchmark
+from membench.benchmarks.rubrics import GENERIC, UNANSWERABLE as UNANSWERABLE_RULE
 from membench.io import sha256_text
 from membench.llm.prompts import Prompt
 from membench.llm.replies import json_object_parser
-from membench.benchmarks.locomo.answer_f1 import adversarial_correct
 
 __all__ = ["RULES", "RULE_RUBRIC", "UNANSWERABLE", "verdict_type", "rules_for", "rubric_version", "verdict_messages",
            "verdict_request", "verdict_parser", "verdict_by_rule", "gold_for", "uses_rule"]
@@ -48,52 +49,41 @@ __all__ = ["RULES", "RULE_RUBRIC", "UNANSWERABLE", "verdict_type", "rules_for", 
 UNANSWERABLE = "unanswerable"
 RULE_RUBRIC = "locomo-category-5@upstream-rule"
 
-_GENERIC = ("The response is correct if it contains the correct answer (GOLD), is equivalent to it, or gives "
-            "all the intermediate steps needed to reach it. If it contains only part of the information GOLD "
-            "requires, or contradicts GOLD, it is not correct.")
-RULES: dict[str, str] = {
-    "default": _GENERIC,
-    "temporal-reasoning": _GENERIC + " Do not penalise off-by-one errors in a number of days, weeks, months "
-                                     "or years (for example 19 days when GOLD says 18).",
-    "knowledge-update": ("The response is correct if it gives the updated answer in GOLD; it may also mention "
-                         "earlier information, as long as the updated answer is the one it gives."),
-    "single-session-preference": ("GOLD is a rubric describing the desired personalised response. The response "
-                                  "is correct if it recalls and uses the user's personal information correctly; "
-                                  "it does not need to cover every point of the rubric."),
-    UNANSWERABLE: ("This question cannot be answered from the conversation history; GOLD explains why. The "
-                   "response is correct only if it identifies the question as unanswerable, for example by "
-                   "saying that the information is incomplete or not mentioned, or that related information is "
-                   "given but not what was asked."),
-}
+RULES: dict[str, str] = {"default": GENERIC, UNANSWERABLE: UNANSWERABLE_RULE}  # every benchmark's; it adds its own
 
 
 def _missing(value: Any) -> bool:
     return value is None or (not isinstance(value, str) and pd.isna(value))
 
 
-def verdict_type(kind: str, question: Mapping[str, Any]) -> str:
+def verdict_type(record: Benchmark, question: Mapping[str, Any]) -> str:
     """The TYPE shown to the judge: the question type, or ``unanswerable`` for LongMemEval abstention."""
-    if benchmark(kind).qa_rule("abstention") and (bool(question.get("is_abstention"))
-                                                  or str(question["question_id"]).endswith("_abs")):
+    if record.qa_rule("abstention") and (bool(question.get("is_abstention"))
+                                         or str(question["question_id"]).endswith("_abs")):
         return UNANSWERABLE
     qtype = question.get("question_type")
     return "unknown" if _missing(qtype) else str(qtype)
 
 
-def rules_for(vtype: str) -> str:
-    return RULES.get(vtype, RULES["default"])
+def _rubrics(record: Benchmark) -> Mapping[str, str]:
+    return {**RULES, **(record.qa.rubrics if record.qa else {})}
 
 
-def rubric_version(vtype: str) -> str:
+def rules_for(record: Benchmark, vtype: str) -> str:
+    rubrics = _rubrics(record)
+    return rubrics.get(vtype, rubrics["default"])
+
+
+def rubric_version(record: Benchmark, vtype: str) -> str:
     """The id of the rubric a verdict of this TYPE is judged by, e.g. ``unanswerable@1a2b3c4d``."""
-    name = vtype if vtype in RULES else "default"
-    return f"{name}@{sha256_text(RULES[name])[:8]}"
+    rubrics = _rubrics(record)
+    name = vtype if vtype in rubrics else "default"
+    return f"{name}@{sha256_text(rubrics[name])[:8]}"
 
 
-def uses_rule(kind: str, question: Mapping[str, Any]) -> bool:
-    """True for questions decided by upstream's rule without a model (LoCoMo category 5)."""
-    category = question.get("category")
-    return benchmark(kind).qa_rule("categories") and not _missing(category) and int(category) == 5
+def uses_rule(record: Benchmark, question: Mapping[str, Any]) -> bool:
+    """True for questions decided by the benchmark's own rule without a model (LoCoMo category 5)."""
+    return bool(record.qa and record.qa.verdict_by_rule) and verdict_by_rule(record, question, "") is not None
 
 
 def gold_for(question: Mapping[str, Any]) -> str | None:
@@ -102,20 +92,22 @@ def gold_for(question: Mapping[str, Any]) -> str | None:
     return None if _missing(answer) else " ".join(str(answer).split())
 
 
-def verdict_by_rule(kind: str, question: Mapping[str, Any], answer: str) -> bool | None:
-    """A verdict that needs no model (LoCoMo category 5), else None."""
-    return adversarial_correct(answer) if uses_rule(kind, question) else None
+def verdict_by_rule(record: Benchmark, question: Mapping[str, Any], answer: str) -> bool | None:
+    """A verdict that needs no model (the benchmark's `Qa.verdict_by_rule`: LoCoMo category 5), else None."""
+    rule = record.qa.verdict_by_rule if record.qa else None
+    return rule(question, answer) if rule else None
 
 
-def verdict_messages(prompt: Prompt, question: str, vtype: str, gold: str, answer: str) -> list[dict]:
+def verdict_messages(prompt: Prompt, record: Benchmark, question: str, vtype: str, gold: str, answer: str) -> list[dict]:
     return prompt.messages(question=" ".join(str(question).split()), question_type=vtype, gold=gold,
-                           answer=str(answer).strip(), rules=rules_for(vtype))
+                           answer=str(answer).strip(), rules=rules_for(record, vtype))
 
 
-def verdict_request(prompt: Prompt, question: str, vtype: str, gold: str, answer: str, sample: int = 0) -> dict:
+def verdict_request(prompt: Prompt, record: Benchmark, question: str, vtype: str, gold: str, answer: str,
+                    sample: int = 0) -> dict:
     """One verdict request with its cache-key tags (prompt and rubric versions; sample number when > 0)."""
-    return {"messages": verdict_messages(prompt, question, vtype, gold, answer),
-            "tags": {"prompt": prompt.version, "rubric": rubric_version(vtype), "sample": sample or None}}
+    return {"messages": verdict_messages(prompt, record, question, vtype, gold, answer),
+            "tags": {"prompt": prompt.version, "rubric": rubric_version(record, vtype), "sample": sample or None}}
 
 
 def verdict_parser():

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from membench.benchmarks.record import Benchmark, Qa
 from membench.benchmarks.locomo import parse as locomo
-from membench.benchmarks.locomo import scoring
+from membench.benchmarks.locomo import answer_f1, scoring, verdict
 
 HERE = Path(__file__).parent
 DATA_FILES = ('errata.json', 'evidence-errata.json')  # its shipped errata: part of the code version of every rule that imports it
@@ -24,7 +24,8 @@ BENCHMARK = Benchmark(
                 "snap-research/locomo `task_eval/dpr_qa.py`."),
     unit_format=locomo.retrieval_unit,
     cluster=("conversation", "haystack_id"),
-    qa=Qa(granularity="turn", expand_rounds=False, categories=True),
+    qa=Qa(granularity="turn", expand_rounds=False, categories=True, verdict_by_rule=verdict.verdict_by_rule,
+           answer_f1=answer_f1.locomo_score),
     facts=True,
     observations=True,
     errata=HERE / "errata.json",

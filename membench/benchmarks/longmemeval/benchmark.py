@@ -4,7 +4,7 @@ from pathlib import Path
 
 from membench.benchmarks.record import Benchmark, Qa
 from membench.benchmarks.longmemeval import parse as longmemeval
-from membench.benchmarks.longmemeval import scoring
+from membench.benchmarks.longmemeval import scoring, verdict
 
 HERE = Path(__file__).parent
 DATA_FILES = ('evidence-errata.json',)  # its shipped errata: part of the code version of every rule that imports it
@@ -22,7 +22,7 @@ BENCHMARK = Benchmark(
     units_note="Retrieval units: LongMemEval's own (user turns; sessions of user turns), ranked in full.",
     user_turns_only=True,
     full_depth=True,
-    qa=Qa(granularity="session", expand_rounds=True, abstention=True),
+    qa=Qa(granularity="session", expand_rounds=True, abstention=True, rubrics=verdict.RUBRICS),
     facts=True,
     evidence_errata=HERE / "evidence-errata.json",
     retrieval_log=True,
