@@ -47,12 +47,12 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
 
 def _check_category_names(spec: Mapping[str, Any], source: str, field: str) -> None:
     """`category_names` only where the kind has numbered categories (LoCoMo), one distinct name each."""
-    from membench.benchmarks.registry import benchmark
+    from membench.benchmarks.registry import supporting
 
     names = spec.get("category_names")
     if names is None:
         return
-    if benchmark(spec["kind"]).name_categories is None:
+    if spec["kind"] not in supporting("name_categories"):
         raise InputError(source, f"kind {spec['kind']!r} has no numbered categories to name (LoCoMo has)", field=field)
     if len(set(names.values())) < len(names):
         raise InputError(source, f"two categories share a name: {names}", field=field)

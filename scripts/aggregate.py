@@ -1,5 +1,5 @@
 """Rule aggregate: one dataset's score files -> its summary (means, CIs) and significance (paired tests)."""
-from membench.jobs.job import run_stage
+from membench.runs.handoff import run_stage
 from membench.stages import aggregate
 
 run_stage(snakemake, aggregate.rule_aggregate)

@@ -1,5 +1,5 @@
 """Rule ingest: parsed tables -> gold-free session logs, view tables and scorer-side id maps."""
-from membench.jobs.job import run_stage
+from membench.runs.handoff import run_stage
 from membench.stages import ingest
 
 run_stage(snakemake, ingest.rule_ingest)

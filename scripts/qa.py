@@ -1,5 +1,5 @@
 """Rule qa: answer from a run's top k and judge each answer (LongMemEval, LoCoMo)."""
-from membench.jobs.job import run_stage
+from membench.runs.handoff import run_stage
 from membench.stages import qa
 
 run_stage(snakemake, qa.rule_qa)

@@ -3,7 +3,7 @@ import os
 
 os.environ.setdefault("OMP_NUM_THREADS", str(snakemake.threads))  # an embedding miss keeps to `threads:`
 
-from membench.jobs.job import run_stage  # noqa: E402
+from membench.runs.handoff import run_stage  # noqa: E402
 from membench.stages import rank_memory  # noqa: E402
 
 run_stage(snakemake, rank_memory.rule_rank_memory)

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from conftest import pdflatex_compiles
+from membench.benchmarks.registry import benchmark
 from membench.datasets.normalization import NormalizationLog
 from membench.datasets.subset import covering_haystacks, subset
 from membench.report.artifacts import console_table, latex_table, per_question_frame, summary_json, write_per_question
@@ -37,7 +38,7 @@ def _significance() -> pd.DataFrame:
 
 
 def test_latex_table_bold_best_marks_holm_and_compiles(tmp_path):
-    tex = latex_table("locomo", "locomo", _summary(), _significance(), "bm25")
+    tex = latex_table("locomo", benchmark("locomo"), _summary(), _significance(), "bm25")
     lines = tex.splitlines()
     assert lines[0] == "% membench: locomo (locomo), split all"
     assert r"my\_sys\&co & \textbf{.700}$^{*}$ {\scriptsize[.650, .750]} & .550 {\scriptsize[.500, .600]} \\" in lines
@@ -46,20 +47,20 @@ def test_latex_table_bold_best_marks_holm_and_compiles(tmp_path):
     path = tmp_path / "locomo.tex"
     path.write_text(tex, encoding="utf-8")
     subset_tex = tmp_path / "subset.tex"
-    subset_tex.write_text(latex_table("locomo", "locomo", _summary(), _significance(), "bm25", SUBSET))
+    subset_tex.write_text(latex_table("locomo", benchmark("locomo"), _summary(), _significance(), "bm25", SUBSET))
     assert subset_tex.read_text().startswith("% SUBSET RUN (3 questions per question group, seed 0)")
     pdflatex_compiles([path, subset_tex], tmp_path)
 
 
 def test_summary_json_and_console_say_subset_first():
-    text = summary_json(_summary(), {"locomo": "locomo"}, SUBSET)
+    text = summary_json(_summary(), {"locomo": benchmark("locomo")}, SUBSET)
     assert text.splitlines()[0].startswith('{"subset": "SUBSET RUN (3 questions per question group')
     data = json.loads(text)
     cell = data["datasets"]["locomo"]["adapters"]["bm25"]["all"]["evidence_recall@10"]
     assert cell == {"mean": 0.6, "ci_lo": 0.55, "ci_hi": 0.65, "n": 100}
     assert data["datasets"]["locomo"]["resampling_unit"] == "conversation"
-    assert json.loads(summary_json(_summary(), {"locomo": "locomo"}))["subset"] is None
-    console = console_table(_summary(), {"locomo": "locomo"}, SUBSET).splitlines()
+    assert json.loads(summary_json(_summary(), {"locomo": benchmark("locomo")}))["subset"] is None
+    console = console_table(_summary(), {"locomo": benchmark("locomo")}, SUBSET).splitlines()
     assert console[0].startswith("SUBSET RUN") and "0.700 [0.650, 0.750]" in console[-1]
 
 
@@ -122,10 +123,10 @@ def test_covering_haystacks_stop_at_the_first_cover_of_at_least_two():
 def test_one_conversation_has_no_ci_and_every_artifact_says_why(tmp_path):
     """stats.bootstrap_matrix gives no bounds for one unit: the cells say so instead of printing nan."""
     one = _summary().assign(ci_lo=np.nan, ci_hi=np.nan)
-    console = console_table(one, {"locomo": "locomo"})
+    console = console_table(one, {"locomo": benchmark("locomo")})
     assert "nan" not in console
     assert re.search(r"\n  bm25 +0\.500 \[n/a: 1 conversation\]  0\.600 \[n/a: 1 conversation\]\n", console)
-    tex = latex_table("locomo", "locomo", one, _significance(), "bm25")
+    tex = latex_table("locomo", benchmark("locomo"), one, _significance(), "bm25")
     assert r"bm25 & .500 {\scriptsize [n/a: 1 conversation]} & \textbf{.600} {\scriptsize [n/a: 1 conversation]} \\" \
         in tex.splitlines()
     note = resampling_note(one)

@@ -58,17 +58,17 @@ def test_the_readme_shows_the_example_kind():
 
 def test_a_registered_kind_is_parsed_ranked_and_scored(notes_kind, tmp_path):
     folder = tmp_path / "notes"
-    counts = parse.run("notes", write_notes(tmp_path / "src", NOTES), folder)
+    counts = parse.run(benchmark("notes"), write_notes(tmp_path / "src", NOTES), folder)
     assert counts == {"notes": 4, "questions": 3}
     ingest(folder, folder)
-    run = rank.run(RunRequest("bm25", "bm25", {}, "notes", 3, folder),
+    run = rank.run(RunRequest("bm25", "bm25", {}, benchmark("notes"), 3, folder),
                    RunFiles(tmp_path / "bm25.parquet", tmp_path / "bm25.trec", tmp_path / "bm25.json"))
     # bm25 on 4 notes: q1 matches n1 only (ties after it by position); q2 matches n2 on two words, n3 on one;
     # q3 matches n4 only. Depth 3 (notes is not ranked in full).
     top = {q: list(g.item_id) for q, g in run.groupby("question_id")}
     assert top == {"q1": ["n1", "n2", "n3"], "q2": ["n2", "n3", "n1"], "q3": ["n4", "n1", "n2"]}
     assert json.loads((tmp_path / "bm25.json").read_text())["depth"] == 3
-    scores = score.run("notes", tmp_path / "bm25.parquet", folder, tmp_path / "scores.parquet")
+    scores = score.run(benchmark("notes"), tmp_path / "bm25.parquet", folder, tmp_path / "scores.parquet")
     values = scores.pivot(index="question_id", columns="metric", values="value")
     # hit@1: n1 first for q1, n2 (not n3) first for q2, n4 first for q3; recall@2: q3 has n4 but not n2 in its top 2
     assert values.to_dict() == {"hit@1": {"q1": 1.0, "q2": 0.0, "q3": 1.0},
@@ -83,7 +83,7 @@ def test_the_plan_config_and_aggregate_read_the_record(notes_kind):
     assert "notes" in kinds() and benchmark("notes") is notes_kind
     runs = {"bm25": {"adapter": "bm25"}, "state-aware": {"adapter": "state-aware"}}
     assert runs_for(validated, ["mine"], runs) == [("mine", "bm25")]  # state-aware ranks trajectories only
-    assert resampling_for("notes", pd.DataFrame({"question_id": ["q1"], "haystack_id": ["notes"]})).unit == "question"
+    assert resampling_for(benchmark("notes"), pd.DataFrame({"question_id": ["q1"], "haystack_id": ["notes"]})).unit == "question"
 
 
 def test_unknown_kinds_and_clashing_records_are_refused(notes_kind, tmp_path):
@@ -94,5 +94,5 @@ def test_unknown_kinds_and_clashing_records_are_refused(notes_kind, tmp_path):
         register(example_benchmark.BENCHMARK.__class__(**{**vars(example_benchmark.BENCHMARK), "curve": "hit"}))
     bad = {**NOTES, "questions": [{"id": "q1", "text": "cat", "relevant": ["n9"]}]}
     with pytest.raises(InputError, match=r"questions\[0\].*relevant note 'n9' is not among the notes"):
-        parse.run("notes", write_notes(tmp_path / "bad", bad), tmp_path / "out")
+        parse.run(benchmark("notes"), write_notes(tmp_path / "bad", bad), tmp_path / "out")
     assert not (tmp_path / "out").exists()

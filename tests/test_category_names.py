@@ -53,12 +53,12 @@ def test_a_bad_override_names_the_key(spec, message):
 def group_table(locomo_dir, tmp_path, names) -> tuple[pd.DataFrame, str]:
     """Parse the real LoCoMo with `names`, score a run that finds nothing, and render the report's tables:
     the questions table and the results section."""
-    parse.run("locomo", locomo_dir, tmp_path, category_names=names)
+    parse.run(benchmark("locomo"), locomo_dir, tmp_path, category_names=names)
     gold = Gold.load(tmp_path)
     empty = pd.DataFrame({"question_id": [], "rank": [], "item_id": [], "score": [], "granularity": []})
     scores = benchmark("locomo").score(empty.astype({"rank": "int64", "score": "float64"}), gold)
     summary = summarize_dataset("locomo", {"bm25": scores}, resamples=100, seed=0)
-    section = results_section("locomo", "locomo", summary, pd.DataFrame(columns=SIGNIFICANCE_COLUMNS), {}, "bm25")
+    section = results_section("locomo", benchmark("locomo"), summary, pd.DataFrame(columns=SIGNIFICANCE_COLUMNS), {}, "bm25")
     return gold.questions, section
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from membench import cli
+from membench.benchmarks.registry import benchmark
 from membench.errors import InputError
 from membench.report.artifacts import summary_json
 
@@ -37,7 +38,7 @@ def summary_frame() -> pd.DataFrame:
 def write_folder(folder, frame, provenance=PROVENANCE, environment=ENVIRONMENT):
     folder.mkdir(parents=True)
     frame.to_parquet(folder / "summary.parquet", index=False)
-    (folder / "summary.json").write_text(summary_json(frame, {"locomo": "locomo"}, None, None, None, provenance,
+    (folder / "summary.json").write_text(summary_json(frame, {"locomo": benchmark("locomo")}, None, None, None, provenance,
                                                       environment), encoding="utf-8")
     return folder
 

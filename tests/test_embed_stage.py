@@ -12,12 +12,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from membench.benchmarks.registry import benchmark
 from membench.embedding import numerics
 from membench.runs.registry import load_adapter
 from membench.embedding.cache import EmbeddingCache, default_model_path
 from membench.embedding.encoder import length_batches, load_model, padfree_encoder
 from membench.io import atomic_write_parquet
-from membench.stages import embed, embed_shards
+from membench.stages import embed as embed_shards
+from membench.stages import embed_texts as embed
 from membench.datasets.run_files import write_trec
 from membench.stages.rank import granularities_for, merge_parts, part_of, rank_dataset
 
@@ -83,7 +85,7 @@ def test_a_vector_does_not_depend_on_its_batch_or_thread_count(parsed, minilm):
 
 def test_collect_counts_distinct_texts_per_run(ingested, tmp_path):
     runs = [{"name": n, "spec": n, "params": {}, "facts": None} for n in ("dense", "hybrid", "state-aware", "bm25")]
-    table = embed.collect("procedural", ingested["procedural"], runs, tmp_path / "texts.parquet",
+    table = embed.collect(benchmark("procedural"), ingested["procedural"], runs, tmp_path / "texts.parquet",
                           tmp_path / "texts.json")
     summary = json.loads((tmp_path / "texts.json").read_text())
     # dense and hybrid embed the same 336 trajectory texts and 39 distinct query texts (medium_12 and hard_14
@@ -99,7 +101,7 @@ def test_collect_counts_distinct_texts_per_run(ingested, tmp_path):
 def test_shards_embed_once_and_rank_jobs_load_no_model(ingested, tmp_path, minilm):
     # action-only: 359 distinct texts, 27k word pieces (state-aware's 375 are 85k: the same test, 3x the embedding)
     runs = [{"name": "action-only", "spec": "action-only", "params": {}, "facts": None}]
-    embed.collect("procedural", ingested["procedural"], runs, tmp_path / "texts.parquet", tmp_path / "texts.json")
+    embed.collect(benchmark("procedural"), ingested["procedural"], runs, tmp_path / "texts.parquet", tmp_path / "texts.json")
     cache_dir = tmp_path / "cache"
     manifests = [embed_shards.embed_shard(tmp_path / "texts.parquet", i, 3, cache_dir, tmp_path / f"shard-{i}.json",
                                    {"threads": 1}) for i in range(3)]
@@ -109,7 +111,7 @@ def test_shards_embed_once_and_rank_jobs_load_no_model(ingested, tmp_path, minil
     assert again["models"]["sentence-transformers/all-MiniLM-L6-v2"]["embedded"] == 0  # a rerun costs nothing
 
     adapter = load_adapter("action-only", {}, {"embedding_cache_dir": cache_dir})
-    rank_dataset("procedural", ingested["procedural"], adapter, depth=10)
+    rank_dataset(benchmark("procedural"), ingested["procedural"], adapter, depth=10)
     cache = adapter.embedder()
     assert cache.misses == 0 and cache.model_calls == 0 and cache.hits >= 359
 
@@ -146,14 +148,14 @@ def test_a_killed_shard_resumes_from_its_last_chunk(parsed, tmp_path, minilm, mo
 def test_sharded_rank_merges_to_the_unsharded_run_byte_for_byte(ingested, tmp_path, kind, parts):
     folder = ingested[kind]
     adapter = load_adapter("bm25-time")
-    whole = rank_dataset(kind, folder, adapter, depth=20)
-    pieces = [rank_dataset(kind, folder, adapter, 20, None, p, parts) for p in range(parts)]
+    whole = rank_dataset(benchmark(kind), folder, adapter, depth=20)
+    pieces = [rank_dataset(benchmark(kind), folder, adapter, 20, None, p, parts) for p in range(parts)]
     assert all(len(p) for p in pieces)
-    merged = merge_parts(kind, adapter, pieces)
+    merged = merge_parts(benchmark(kind), adapter, pieces)
     files = []
     for name, run in (("whole", whole), ("merged", merged)):
         atomic_write_parquet(run, tmp_path / f"{name}.parquet")
         write_trec(run, tmp_path / f"{name}.trec", "bm25-time")
         files.append(((tmp_path / f"{name}.parquet").read_bytes(), (tmp_path / f"{name}.trec").read_bytes()))
     assert files[0] == files[1]
-    assert len(granularities_for(kind, adapter)) == (2 if kind == "longmemeval" else 1)
+    assert len(granularities_for(benchmark(kind), adapter)) == (2 if kind == "longmemeval" else 1)

@@ -155,15 +155,15 @@ def test_apply_scores_the_correction_and_the_published_figure_beside_it(lme_file
     (results / "runs").mkdir()
     _session_run(data).to_parquet(results / "runs" / "bm25.parquet")
     run = results / "runs" / "bm25.parquet"
-    corrected = score.run("longmemeval", run, results, results / "scores" / "bm25.parquet")
-    published = score.run_published("longmemeval", run, results, results / "scores-published" / "bm25.parquet")
+    corrected = score.run(benchmark("longmemeval"), run, results, results / "scores" / "bm25.parquet")
+    published = score.run_published(benchmark("longmemeval"), run, results, results / "scores-published" / "bm25.parquet")
     value = lambda df, q, m: float(df[(df.question_id == q) & (df.metric == m)].value.iloc[0])  # noqa: E731
     assert (value(corrected, "eac54add", "session/recall_all@5"), value(published, "eac54add", "session/recall_all@5"),
             value(published, "eac54add", "session/recall_all@10")) == (1.0, 0.0, 1.0)
     assert value(corrected, "eac54add", "session/ndcg_any@10") == 1.0
     assert value(published, "eac54add", "session/ndcg_any@10") == pytest.approx(2 / 3, abs=1e-12)
     assert set(published.question_id) == {"eac54add"}
-    text = evidence_errata_section("lme", "longmemeval", tmp_path / "results", ["bm25"])
+    text = evidence_errata_section("lme", benchmark("longmemeval"), tmp_path / "results", ["bm25"])
     assert "1 known wrong evidence labels were corrected" in text
     assert "| bm25 | session/recall_all@5 | 0.5000 | 1.0000 | +0.5000 | 1 |" in text
     assert "| bm25 | session/ndcg_any@10 | 0.8333 | 1.0000 | +0.1667 | 1 |" in text
@@ -179,9 +179,9 @@ def test_published_mode_scores_nothing_twice_and_shows_nothing(lme_file, tmp_pat
     data.write(results, {})
     (results / "runs").mkdir()
     _session_run(data).to_parquet(results / "runs" / "bm25.parquet")
-    assert score.run_published("longmemeval", results / "runs" / "bm25.parquet", results,
+    assert score.run_published(benchmark("longmemeval"), results / "runs" / "bm25.parquet", results,
                                results / "scores-published" / "bm25.parquet").empty
-    assert evidence_errata_section("lme", "longmemeval", tmp_path / "results", ["bm25"]) == ""
+    assert evidence_errata_section("lme", benchmark("longmemeval"), tmp_path / "results", ["bm25"]) == ""
 
 
 # --------------------------------------------------------------------------------------- files and config

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from membench.jobs.job import Job, Named
-from membench.explorer.build import rule_explorer
+from membench.stages.explorer import rule_explorer
 from test_workflow import workflow  # noqa: F401  (the module's end-to-end run, which builds results/explorer)
 
 CHROMIUM = os.environ.get("MEMBENCH_CHROMIUM", "/usr/bin/chromium")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from membench.benchmarks.registry import benchmark
 from membench.adapters.facts import FactsAdapter
 from membench.runs.registry import load_adapter
 from membench.errors import InputError
@@ -40,7 +41,7 @@ def test_longmemeval_facts_one_call_per_distinct_session(ingested, fake_server, 
     keys = distinct_sessions(folder)
     assert len(keys) == 80
     out, cache = tmp_path / "facts", tmp_path / "calls.jsonl"
-    manifest = facts.run("longmemeval", folder, out, config(fake_server), cache, tmp_path / "cost.json",
+    manifest = facts.run(benchmark("longmemeval"), folder, out, config(fake_server), cache, tmp_path / "cost.json",
                          dataset="lme", progress=False)
     assert fake_server.total == 80 and fake_server.by_task == {"facts": 80}
     assert set(fake_server.by_hash.values()) == {1}
@@ -69,7 +70,7 @@ def test_longmemeval_facts_one_call_per_distinct_session(ingested, fake_server, 
     assert total == expected
 
     # rerun: every session is a cache hit -- zero calls
-    again = facts.run("longmemeval", folder, out, config(fake_server), cache, tmp_path / "cost.json",
+    again = facts.run(benchmark("longmemeval"), folder, out, config(fake_server), cache, tmp_path / "cost.json",
                       dataset="lme", progress=False)
     assert fake_server.total == 80 and again["facts"] == expected
     cost = json.loads((tmp_path / "cost.json").read_text())
@@ -95,7 +96,7 @@ def test_malformed_and_failed_sessions_get_no_facts(ingested, tmp_path):
     with FakeOpenAIServer(responder) as server:
         server.add_fault("malformed", times=3, match=marker)  # the ask and both repair re-asks
         # 2 of 80 sessions fail: 2.5%, tolerated under a 5% threshold (the default 2% would fail the stage)
-        manifest = facts.run("longmemeval", folder, tmp_path / "f", config(server, max_failed_share=0.05),
+        manifest = facts.run(benchmark("longmemeval"), folder, tmp_path / "f", config(server, max_failed_share=0.05),
                              tmp_path / "c.jsonl", progress=False)
     assert manifest["failures"] == 2 and manifest["sessions_with_facts"] == 78 and manifest["status"] == "complete"
     failed = {f["session_key"]: f["error"] for f in manifest["failed_sessions"]}
@@ -133,7 +134,7 @@ def test_turn_numbers_map_to_refs_and_bad_numbers_are_dropped(ingested):
 
 def test_procedural_is_out_of_scope(ingested, fake_server, tmp_path):
     with pytest.raises(InputError, match=r"covers locomo, longmemeval sessions, not 'procedural' \(its benchmark"):
-        facts.run("procedural", ingested["procedural"], tmp_path / "f", config(fake_server), tmp_path / "c.jsonl")
+        facts.run(benchmark("procedural"), ingested["procedural"], tmp_path / "f", config(fake_server), tmp_path / "c.jsonl")
     assert fake_server.total == 0
 
 
@@ -153,7 +154,7 @@ def test_bm25_plus_facts_differs_only_through_fact_text(ingested, tmp_path):
         return json.dumps({"facts": []})
 
     with FakeOpenAIServer(responder) as server:
-        manifest = facts.run("longmemeval", folder, tmp_path / "facts", config(server), tmp_path / "c.jsonl",
+        manifest = facts.run(benchmark("longmemeval"), folder, tmp_path / "facts", config(server), tmp_path / "c.jsonl",
                              progress=False)
     assert manifest["facts"] == 1 and manifest["sessions_with_facts"] == 1
 

@@ -42,7 +42,7 @@ def parsed_copy(kind: str, src, tmp_path, edit) -> tuple[Gold, dict]:
     for name, data in files.items():
         (copy / name).write_text(json.dumps(data), encoding="utf-8")
     out = tmp_path / "parsed"
-    parse.run(kind, copy, out)
+    parse.run(benchmark(kind), copy, out)
     return Gold.load(out), json.loads((out / "normalization.json").read_text(encoding="utf-8"))
 
 
@@ -153,6 +153,6 @@ def test_report_and_summary_json_list_the_counts(locomo_dangling, tmp_path):
     assert "| partly_dangling_evidence | 3 | scored on what resolves |" in section
     summary = pd.DataFrame(columns=["dataset", "adapter", "split", "group_by", "group", "metric", "mean", "ci_lo",
                                     "ci_hi", "n", "n_skipped", "unit"])
-    text = summary_json(summary, {"locomo": "locomo"}, None, {"locomo": info["gold"]})
+    text = summary_json(summary, {"locomo": benchmark("locomo")}, None, {"locomo": info["gold"]})
     assert json.loads(text)["datasets"]["locomo"]["gold"] == {
         "left_out": {"empty_evidence": 4, "dangling_evidence": 1}, "partial": {"partly_dangling_evidence": 3}}

@@ -8,6 +8,7 @@ import random
 import pytest
 
 from conftest import locomo_slice
+from membench.benchmarks.registry import benchmark
 from membench.runs.registry import builtin_adapters, load_adapter
 from membench.benchmarks.registry import parse_dataset
 from membench.stages.ingest import ingest
@@ -94,9 +95,9 @@ def test_runs_are_byte_identical_under_gold_permutation(kind, request, tmp_path,
         files = []
         for folder in (original, permuted):
             adapter = load_adapter(name, {}, {"embedding_cache_dir": embedding_dir})
-            if not granularities_for(kind, adapter):
+            if not granularities_for(benchmark(kind), adapter):
                 break
-            run = rank_dataset(kind, folder, adapter, depth=50)
+            run = rank_dataset(benchmark(kind), folder, adapter, depth=50)
             atomic_write_parquet(run, folder / f"{name}.parquet")
             write_trec(run, folder / f"{name}.trec", name)
             files.append(((folder / f"{name}.parquet").read_bytes(), (folder / f"{name}.trec").read_bytes()))

@@ -36,7 +36,7 @@ def runs(ingested, tmp_path_factory):
     out = tmp_path_factory.mktemp("runs")
     paths = {}
     for name, params in (("bm25", {}), ("bm25-flat", {"k1": 0.6, "b": 0.2})):
-        run = rank_dataset("procedural", folder, load_adapter("bm25", params), 10)
+        run = rank_dataset(benchmark("procedural"), folder, load_adapter("bm25", params), 10)
         paths[name] = out / f"{name}.parquet"
         run.to_parquet(paths[name])
     return paths

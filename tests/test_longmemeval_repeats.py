@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from rank_bm25 import BM25Okapi
 
+from membench.benchmarks.registry import benchmark
 from membench.runs.registry import load_adapter
 from membench.benchmarks.registry import parse_dataset
 from membench.errors import InputError
@@ -74,7 +75,7 @@ def scored(repeated_file):
     data = parse_dataset("longmemeval", folder)
     data.write(folder, {})
     ingest(folder, folder)
-    run = rank_dataset("longmemeval", folder, load_adapter("bm25-upstream"), depth=10)
+    run = rank_dataset(benchmark("longmemeval"), folder, load_adapter("bm25-upstream"), depth=10)
     scores = scorer.score(run, Gold.load(folder))
     return data, folder, run, {(r.question_id, r.metric): r.value for r in scores.itertuples()}
 
@@ -109,7 +110,7 @@ def test_report_and_summary_json_count_the_questions(scored, tmp_path):
     assert "| questions_with_repeated_sessions | 13 |" in dataset_section("lme-repeats", folder / "normalization.json")
     summary = pd.DataFrame(columns=["dataset", "adapter", "split", "group_by", "group", "metric", "mean", "ci_lo",
                                     "ci_hi", "n", "n_skipped", "unit"])
-    text = summary_json(summary, {"lme-repeats": "longmemeval"}, None, None, {"lme-repeats": info["counts"]})
+    text = summary_json(summary, {"lme-repeats": benchmark("longmemeval")}, None, None, {"lme-repeats": info["counts"]})
     assert json.loads(text)["datasets"]["lme-repeats"]["data_counts"]["questions_with_repeated_sessions"] == 13
 
 
@@ -180,7 +181,7 @@ def test_two_listings_are_one_session_to_turn2session(tmp_path):
     data = parse_dataset("longmemeval", tmp_path)
     data.write(tmp_path, {})
     ingest(tmp_path, tmp_path)
-    run = rank_dataset("longmemeval", tmp_path, load_adapter("bm25-upstream"), depth=10)
+    run = rank_dataset(benchmark("longmemeval"), tmp_path, load_adapter("bm25-upstream"), depth=10)
     turns = list(run[run.granularity == "turn"].sort_values("rank").item_id)
     assert sorted(turns[:2]) == ["ultrachat_f#2_1", "ultrachat_f_1"] and turns[2:4] == ["sharegpt_x_1", "answer_a_1"]
     ours = {r.metric: r.value for r in scorer.score(run, Gold.load(tmp_path)).itertuples()}

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from membench.benchmarks.registry import benchmark
 from membench.benchmarks.registry import parse_dataset
 from membench.memory.systems.amem import AMemModelCallFailed, note_time
 from membench.memory.run import MemoryRunStopped
@@ -84,7 +85,7 @@ def test_amem_on_locomo_through_the_cache(conv26, embedding_dir, tmp_path):
     with FakeOpenAIServer(responder=amem_responder, usage=(1000, 100)) as server:  # $0.00065 a call
         def run(store: str, name: str, budget: float) -> dict:
             out = tmp_path / name
-            request = RunRequest("a-mem", "a-mem", {}, "locomo", 50, conv26, embedding_dir)
+            request = RunRequest("a-mem", "a-mem", {}, benchmark("locomo"), 50, conv26, embedding_dir)
             rank_memory.run(request, RunFiles(out / "run.parquet", out / "run.trec", out / "run.json"),
                             out / "cost.json", tmp_path / store, llm(server, budget), tmp_path / "calls.jsonl",
                             "locomo")
@@ -105,7 +106,7 @@ def test_amem_on_locomo_through_the_cache(conv26, embedding_dir, tmp_path):
         assert again["memory"]["model_calls"]["memory-ingest"]["calls"] == 0
     runs = [pd.read_parquet(tmp_path / n / "run.parquet") for n in ("first", "again")]
     assert runs[0].equals(runs[1]) and runs[0].question_id.nunique() == QUESTIONS
-    scores = score.run("locomo", tmp_path / "first" / "run.parquet", conv26, tmp_path / "scores.parquet")
+    scores = score.run(benchmark("locomo"), tmp_path / "first" / "run.parquet", conv26, tmp_path / "scores.parquet")
     counted = scores[scores.skip.isna() & (scores.metric == "evidence_recall@10")]
     # 12 of 25: pinned to one question either way, as Chroma's float32 L2 may order a near tie otherwise on another CPU
     assert len(counted) == QUESTIONS and float(counted.value.mean()) == pytest.approx(0.48, abs=0.041)
@@ -115,7 +116,7 @@ def test_a_failed_model_call_stops_the_ingest(conv26, embedding_dir, tmp_path):
     """A-MEM would store the note without the failed call's keywords; membench stops and says so."""
     with FakeOpenAIServer(responder=amem_responder) as server:
         server.add_fault("500", times=50)
-        request = RunRequest("a-mem", "a-mem", {}, "locomo", 50, conv26, embedding_dir)
+        request = RunRequest("a-mem", "a-mem", {}, benchmark("locomo"), 50, conv26, embedding_dir)
         out = tmp_path / "out"
         with pytest.raises(AMemModelCallFailed, match=r"a-mem: a model call failed while ingesting session s\w+"):
             rank_memory.run(request, RunFiles(out / "run.parquet", out / "run.trec", out / "run.json"),

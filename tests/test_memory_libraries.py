@@ -25,6 +25,7 @@ import pandas as pd
 import pytest
 
 from conftest import locomo_slice
+from membench.benchmarks.registry import benchmark
 from membench.benchmarks.registry import parse_dataset
 from membench.embedding.cache import shared_cache
 from membench.memory.protocol import MemoryContext, Scope
@@ -56,7 +57,7 @@ def locomo(locomo_dir, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def dense(locomo, embedding_dir):
-    return rank_dataset("locomo", locomo, load_adapter("dense", {}, {"embedding_cache_dir": embedding_dir}), K)
+    return rank_dataset(benchmark("locomo"), locomo, load_adapter("dense", {}, {"embedding_cache_dir": embedding_dir}), K)
 
 
 def turn_lists(run: pd.DataFrame) -> dict[str, list[str]]:
@@ -66,7 +67,7 @@ def turn_lists(run: pd.DataFrame) -> dict[str, list[str]]:
 
 def recall_at_10(run: pd.DataFrame, folder: Path, tmp: Path) -> float:
     run.to_parquet(tmp / "run.parquet")
-    scores = score.run("locomo", tmp / "run.parquet", folder, tmp / "scores.parquet")
+    scores = score.run(benchmark("locomo"), tmp / "run.parquet", folder, tmp / "scores.parquet")
     counted = scores[scores.skip.isna() & (scores.metric == "evidence_recall@10")]
     return float(counted.value.mean())
 
@@ -79,10 +80,10 @@ def test_library_end_to_end(name, locomo, dense, embedding_dir, tmp_path):
     cache = shared_cache(embedding_dir)
     store = tmp_path / "store"
     began = time.perf_counter()
-    run, acc = run_memory("locomo", locomo, resolve(name)(), K, store, cache, name=name)
+    run, acc = run_memory(benchmark("locomo"), locomo, resolve(name)(), K, store, cache, name=name)
     assert sum(acc.ingested.values()) == SESSIONS and acc.sessions_in_stores == SESSIONS
     assert run.question_id.nunique() == QUESTIONS and acc.foreign_refs == 0
-    again, acc2 = run_memory("locomo", locomo, resolve(name)(), K, store, cache, name=name)
+    again, acc2 = run_memory(benchmark("locomo"), locomo, resolve(name)(), K, store, cache, name=name)
     assert sum(acc2.ingested.values()) == 0 and acc2.reused == SESSIONS and again.equals(run)
 
     if name in EXACT_COSINE:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import locomo_slice
+from membench.benchmarks.registry import benchmark
 from membench.memory.run import run_memory
 from membench.memory.sealed.parent import SealedSystem
 from membench.runs.registry import resolve
@@ -48,7 +49,7 @@ def by_id(locomo, tmp_path_factory):
 
 def mcp_run(folder, store, params, name="mcp"):
     system = resolve("mcp")(**params)
-    run, acc = run_memory("locomo", folder, system, 50, store, name=name)
+    run, acc = run_memory(benchmark("locomo"), folder, system, 50, store, name=name)
     run.attrs["store"] = str(store)
     return run, acc, system.stats()
 
@@ -103,10 +104,10 @@ def test_http_server_with_one_shared_store_scoped_by_session(locomo, by_id, tmp_
 
 def test_the_mcp_system_runs_sealed(locomo, by_id, tmp_path):
     cls, params = resolve("mcp"), stdio()
-    request = RunRequest("mcp", "mcp", params, "locomo", 50, locomo)
+    request = RunRequest("mcp", "mcp", params, benchmark("locomo"), 50, locomo)
     system = SealedSystem("mcp", cls, params, seal_for(request, cls, tmp_path / "sealed"))
     try:
-        sealed, _ = run_memory("locomo", locomo, system, 50, tmp_path / "sealed", name="mcp")
+        sealed, _ = run_memory(benchmark("locomo"), locomo, system, 50, tmp_path / "sealed", name="mcp")
         stats = system.stats()
     finally:
         system.shutdown()

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from conftest import locomo_slice, longmemeval_slice, run_snakemake
+from membench.benchmarks.registry import benchmark
 from membench.embedding.cache import shared_cache
 from membench.memory.systems import mem0 as mem0_system
 from membench.runs.registry import builtin_class
@@ -60,7 +61,7 @@ def test_infer_true_calls_go_through_the_cache(longmemeval_dir, embedding_dir, t
     with FakeOpenAIServer(responder=mem0_responder, usage=(1000, 100)) as server:  # $0.00065 a call
         def run(store: str, name: str, budget: float) -> dict:
             out = tmp_path / name
-            request = RunRequest("mem0-infer", "mem0", {"infer": True, "turns_per_add": 8}, "longmemeval", 50, folder,
+            request = RunRequest("mem0-infer", "mem0", {"infer": True, "turns_per_add": 8}, benchmark("longmemeval"), 50, folder,
                                  embedding_dir)
             rank_memory.run(request, RunFiles(out / "run.parquet", out / "run.trec", out / "run.json"),
                             out / "cost.json", tmp_path / store, llm_config(server, budget)["llm"],
@@ -94,7 +95,7 @@ def test_mem0_runs_are_gold_blind(longmemeval_dir, embedding_dir, tmp_path):
     original = build("longmemeval", source, tmp_path / "orig")
     permuted = build("longmemeval", write_permuted("longmemeval", source, tmp_path / "perm_src", random.Random(7)),
                      tmp_path / "perm")
-    runs = [run_memory("longmemeval", folder, builtin_class("mem0")(), 50, folder / "store",
+    runs = [run_memory(benchmark("longmemeval"), folder, builtin_class("mem0")(), 50, folder / "store",
                        shared_cache(embedding_dir))[0] for folder in (original, permuted)]
     assert not runs[0].empty and runs[0].equals(runs[1])
 

@@ -8,6 +8,7 @@ import random
 import pandas as pd
 import pytest
 
+from membench.benchmarks.registry import benchmark
 from membench.io import atomic_write_parquet
 from membench.runs.registry import builtin_class
 from membench.memory.run import ranked_items, run_memory
@@ -56,7 +57,7 @@ def test_each_distinct_session_is_ingested_once_and_reused(shared_fragment, tmp_
     assert sessions == 80 and len(haystacks) == 39 + 41 + 41 + 37 == 158
 
     system = NoteSystem()
-    run, acc = run_memory("longmemeval", folder, system, 50, tmp_path / "shared")
+    run, acc = run_memory(benchmark("longmemeval"), folder, system, 50, tmp_path / "shared")
     assert sorted(system.ingested) == sorted(haystacks.session_key.unique())
     assert set(system.ingested.values()) == {1}  # every distinct session exactly once
     assert acc.as_dict({})["sessions_ingested"] == 80 and acc.stores == 1 and acc.reused == 0
@@ -65,12 +66,12 @@ def test_each_distinct_session_is_ingested_once_and_reused(shared_fragment, tmp_
     assert acc.k == {"session": "full", "turn": "full"}
 
     again = NoteSystem()
-    rerun, acc2 = run_memory("longmemeval", folder, again, 50, tmp_path / "shared")
+    rerun, acc2 = run_memory(benchmark("longmemeval"), folder, again, 50, tmp_path / "shared")
     assert again.calls["ingest"] == 0 and acc2.reused == 80 and again.prepared == [(0, 3)]
     assert rerun.equals(run)
 
     per_haystack = NoteSystem(share=False)
-    run3, acc3 = run_memory("longmemeval", folder, per_haystack, 50, tmp_path / "each")
+    run3, acc3 = run_memory(benchmark("longmemeval"), folder, per_haystack, 50, tmp_path / "each")
     assert acc3.stores == 3 and per_haystack.calls["ingest"] == 158  # shared sessions once per store
     assert per_haystack.prepared == [(39, 1), (41, 1), (78, 1)]
     assert run3.equals(run)  # scoping one store by filter gives what separate stores give
@@ -80,14 +81,14 @@ def test_a_cut_off_ingest_resumes(ingested, tmp_path):
     folder = ingested["longmemeval"]
     first = NoteSystem(fail_after=30)
     with pytest.raises(Crash):
-        run_memory("longmemeval", folder, first, 50, tmp_path / "store")
+        run_memory(benchmark("longmemeval"), folder, first, 50, tmp_path / "store")
     assert sum(first.ingested.values()) == 30
     second = NoteSystem()
-    run, acc = run_memory("longmemeval", folder, second, 50, tmp_path / "store")
+    run, acc = run_memory(benchmark("longmemeval"), folder, second, 50, tmp_path / "store")
     assert len(second.forgotten) == 1 and acc.resumed == 1  # the half-written session is removed first
     assert acc.reused == 30 and sum(second.ingested.values()) == 50
     assert not set(first.ingested) & set(second.ingested)
-    fresh, _ = run_memory("longmemeval", folder, NoteSystem(), 50, tmp_path / "fresh")
+    fresh, _ = run_memory(benchmark("longmemeval"), folder, NoteSystem(), 50, tmp_path / "fresh")
     assert run.equals(fresh)
 
 
@@ -99,7 +100,7 @@ def test_memory_runs_are_byte_identical_under_gold_permutation(kind, request, tm
     assert (original / "qrels.parquet").read_bytes() != (permuted / "qrels.parquet").read_bytes()
     files = []
     for folder in (original, permuted):
-        run, acc = run_memory(kind, folder, builtin_class("session-log")(), 50, folder / "store")
+        run, acc = run_memory(benchmark(kind), folder, builtin_class("session-log")(), 50, folder / "store")
         # LongMemEval: 2 questions x (whole haystack of turns, of sessions); LoCoMo: k = 50 for both, one search
         assert acc.searches == {"longmemeval": 2 * 2, "locomo": 1986}[kind]
         atomic_write_parquet(run, folder / "run.parquet")

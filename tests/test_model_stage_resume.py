@@ -16,9 +16,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from membench.benchmarks.registry import benchmark
 from membench.runs.registry import load_adapter
 from membench.report.costs import cost_table
-from membench.stages import facts, judge, qa
+from membench.stages import facts_llm as facts
+from membench.stages import judge, qa
 from membench.llm.stage_calls import StageStopped
 from membench.stages.rank import rank_dataset
 from openai_server import FakeOpenAIServer, default_responder, prompt_task
@@ -40,15 +42,16 @@ def cache_records(path: Path) -> list[dict]:
 @pytest.fixture(scope="module")
 def procedural_run(ingested, tmp_path_factory):
     path = tmp_path_factory.mktemp("proc-run") / "bm25.parquet"
-    rank_dataset("procedural", ingested["procedural"], load_adapter("bm25", {}), 10).to_parquet(path)
+    rank_dataset(benchmark("procedural"), ingested["procedural"], load_adapter("bm25", {}), 10).to_parquet(path)
     return path
 
 
 def test_sigterm_mid_stage_then_rerun_repays_nothing(ingested, tmp_path):
     folder = ingested["longmemeval"]
     out, cache = tmp_path / "facts", tmp_path / "calls.jsonl"
-    script = ("import json, sys\nfrom pathlib import Path\nfrom membench.stages import facts\n"
-              "facts.run('longmemeval', Path(sys.argv[2]), Path(sys.argv[3]), json.loads(sys.argv[1]), "
+    script = ("import json, sys\nfrom pathlib import Path\nfrom membench.benchmarks.registry import benchmark\n"
+              "from membench.stages import facts_llm as facts\n"
+              "facts.run(benchmark('longmemeval'), Path(sys.argv[2]), Path(sys.argv[3]), json.loads(sys.argv[1]), "
               "Path(sys.argv[4]), Path(sys.argv[5]), dataset='lme', progress=False)\n")
     with FakeOpenAIServer(delay=0.15) as server:
         cfg = {"llm": llm(server)}
@@ -77,7 +80,7 @@ def test_sigterm_mid_stage_then_rerun_repays_nothing(ingested, tmp_path):
 
         # rerun: only the missing sessions are asked; every content hash reached the server exactly once
         server.delay = 0.0
-        manifest = facts.run("longmemeval", folder, out, cfg, cache, tmp_path / "cost.json", dataset="lme",
+        manifest = facts.run(benchmark("longmemeval"), folder, out, cfg, cache, tmp_path / "cost.json", dataset="lme",
                              progress=False)
         assert server.total == 80 and set(server.by_hash.values()) == {1}
         assert manifest["status"] == "complete" and manifest["sessions_with_facts"] == 80
@@ -107,7 +110,7 @@ def test_sigterm_during_qa_answers_skips_verdicts_and_resumes(ingested, tmp_path
     with FakeOpenAIServer(responder) as server:
         cfg = {"llm": llm(server), "qa": {"limit": 12}}
         with pytest.raises(StageStopped) as stopped:
-            qa.run("locomo", folder, tmp_path / "run.parquet", tmp_path / "qa.parquet", tmp_path / "s.parquet", cfg,
+            qa.run(benchmark("locomo"), folder, tmp_path / "run.parquet", tmp_path / "qa.parquet", tmp_path / "s.parquet", cfg,
                    tmp_path / "calls.jsonl", tmp_path / "cost.json", **cfg_args)
         assert stopped.value.status == "interrupted"
         assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is restored
@@ -116,7 +119,7 @@ def test_sigterm_during_qa_answers_skips_verdicts_and_resumes(ingested, tmp_path
         assert server.by_task == {"answer": asked} and 4 <= asked < 12  # no verdict call was started
         assert (partial.status == "interrupted").all() and partial.correct.isna().all()
         assert (partial.answer_status == "ok").sum() == asked
-        out = qa.run("locomo", folder, tmp_path / "run.parquet", tmp_path / "qa.parquet", tmp_path / "s.parquet",
+        out = qa.run(benchmark("locomo"), folder, tmp_path / "run.parquet", tmp_path / "qa.parquet", tmp_path / "s.parquet",
                      cfg, tmp_path / "calls.jsonl", tmp_path / "cost.json", **cfg_args)
         assert server.by_task["answer"] == 12 and set(server.by_hash.values()) == {1}
     assert (out.status == "ok").all() and out.correct.notna().all()

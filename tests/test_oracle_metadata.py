@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from membench.benchmarks.registry import benchmark
 from membench.adapters.base import Adapter
 from membench.report.results import results_section
 from membench.stages.rank import rank_dataset
@@ -31,8 +32,8 @@ class CategoryReader(Recorder):
 
 def test_metadata_reaches_only_declaring_adapters(ingested):
     plain, declared = Recorder(), CategoryReader()
-    rank_dataset("locomo", ingested["locomo"], plain, depth=3)
-    rank_dataset("locomo", ingested["locomo"], declared, depth=3)
+    rank_dataset(benchmark("locomo"), ingested["locomo"], plain, depth=3)
+    rank_dataset(benchmark("locomo"), ingested["locomo"], declared, depth=3)
     assert plain.seen and all(m == {} for m in plain.seen)
     assert len(declared.seen) == 1986
     assert pd.Series([m["category"] for m in declared.seen]).value_counts().to_dict() == {
@@ -46,6 +47,6 @@ def test_report_marks_adapters_that_read_metadata():
     sig = pd.DataFrame(columns=["dataset", "adapter", "baseline", "split", "metric", "mean_diff", "ci_lo",
                                 "ci_hi", "p_value", "n"])
     metas = {"bm25": {"uses_metadata": []}, "category-reader": {"uses_metadata": ["category"]}}
-    text = results_section("d", "locomo", pd.DataFrame(rows), sig, metas, "bm25")
+    text = results_section("d", benchmark("locomo"), pd.DataFrame(rows), sig, metas, "bm25")
     assert "| category-reader † |" in text and "| bm25 |" in text
     assert "† reads oracle-ish question metadata (category-reader: category)" in text

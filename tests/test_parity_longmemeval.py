@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from membench.benchmarks.registry import benchmark
 from membench.runs.registry import load_adapter
 from membench.benchmarks.longmemeval import scoring as scorer
 from membench.scoring.tables import Gold
@@ -22,7 +23,7 @@ def fragment(longmemeval_dir):
 
 @pytest.fixture(scope="module")
 def membench_scores(ingested):
-    run = rank_dataset("longmemeval", ingested["longmemeval"], load_adapter("bm25-upstream"), depth=10)
+    run = rank_dataset(benchmark("longmemeval"), ingested["longmemeval"], load_adapter("bm25-upstream"), depth=10)
     scores = scorer.score(run, Gold.load(ingested["longmemeval"]))
     return run, {(r.question_id, r.metric): r.value for r in scores.itertuples()}
 

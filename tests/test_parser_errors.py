@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from membench.benchmarks.registry import benchmark
 from membench.benchmarks.registry import parse_dataset
 from membench.errors import InputError
 
@@ -170,7 +171,7 @@ def test_failed_parse_stage_leaves_no_output(tmp_path):
     src = write_case(tmp_path, "longmemeval", doc)
     out = tmp_path / "out"
     with pytest.raises(InputError, match="haystack lists differ in length"):
-        parse.run("longmemeval", src, out)
+        parse.run(benchmark("longmemeval"), src, out)
     assert not out.exists() or list(out.iterdir()) == []
 
 

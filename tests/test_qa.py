@@ -9,6 +9,7 @@ import shutil
 import pandas as pd
 import pytest
 
+from membench.benchmarks.registry import benchmark
 from membench.runs.registry import load_adapter
 from membench.benchmarks.locomo.answer_f1 import adversarial_correct, f1_multi, f1_score, locomo_score, normalize_answer
 from membench.qa.answer import NOT_MENTIONED, Excerpt, _choice_first, question_text, render_context, resolve_choice
@@ -29,14 +30,14 @@ def config(server, **qa_opts) -> dict:
 @pytest.fixture(scope="module")
 def locomo_run(ingested, tmp_path_factory):
     path = tmp_path_factory.mktemp("locomo-run") / "bm25.parquet"
-    rank_dataset("locomo", ingested["locomo"], load_adapter("bm25", {}), 10).to_parquet(path)
+    rank_dataset(benchmark("locomo"), ingested["locomo"], load_adapter("bm25", {}), 10).to_parquet(path)
     return path
 
 
 @pytest.fixture(scope="module")
 def lme_run(ingested, tmp_path_factory):
     path = tmp_path_factory.mktemp("lme-run") / "bm25.parquet"
-    rank_dataset("longmemeval", ingested["longmemeval"], load_adapter("bm25", {}), 10).to_parquet(path)
+    rank_dataset(benchmark("longmemeval"), ingested["longmemeval"], load_adapter("bm25", {}), 10).to_parquet(path)
     return path
 
 
@@ -44,7 +45,7 @@ def test_locomo_first_20_of_conv26(ingested, locomo_run, tmp_path):
     folder = ingested["locomo"]
     questions = pd.read_parquet(folder / "questions.parquet").set_index("question_id")
     with FakeOpenAIServer() as server:
-        out = qa.run("locomo", folder, locomo_run, tmp_path / "qa.parquet", tmp_path / "scores.parquet",
+        out = qa.run(benchmark("locomo"), folder, locomo_run, tmp_path / "qa.parquet", tmp_path / "scores.parquet",
                      config(server, limit=20), tmp_path / "calls.jsonl", tmp_path / "cost.json", dataset="locomo",
                      adapter="bm25", progress=False)
         verdict_inputs = {prompt_input(b): b for b in server.requests if prompt_task(b) == "verdict"}
@@ -82,7 +83,7 @@ def test_locomo_first_20_of_conv26(ingested, locomo_run, tmp_path):
 def test_longmemeval_fragment_and_abstention(ingested, lme_run, tmp_path):
     folder = ingested["longmemeval"]
     with FakeOpenAIServer() as server:
-        out = qa.run("longmemeval", folder, lme_run, tmp_path / "qa.parquet", None, config(server),
+        out = qa.run(benchmark("longmemeval"), folder, lme_run, tmp_path / "qa.parquet", None, config(server),
                      tmp_path / "calls.jsonl", dataset="lme", adapter="bm25", progress=False)
         assert server.by_task == {"answer": 2, "verdict": 2}
         first_answer = next(b for b in server.requests if prompt_task(b) == "answer" and "pre-approved" in
@@ -110,7 +111,7 @@ def test_longmemeval_fragment_and_abstention(ingested, lme_run, tmp_path):
         return default_responder(body)
 
     with FakeOpenAIServer(responder) as server:
-        out = qa.run("longmemeval", abs_dir, tmp_path / "run_abs.parquet", tmp_path / "qa2.parquet",
+        out = qa.run(benchmark("longmemeval"), abs_dir, tmp_path / "run_abs.parquet", tmp_path / "qa2.parquet",
                      tmp_path / "s2.parquet", config(server), tmp_path / "calls2.jsonl", progress=False)
         verdicts = [b for b in server.requests if prompt_task(b) == "verdict"]
     by_id = out.set_index("question_id")
@@ -131,7 +132,7 @@ def test_locomo_adversarial_choices_and_rule(ingested, locomo_run, tmp_path):
         return "a" if prompt_task(body) == "answer" else default_responder(body)
 
     with FakeOpenAIServer(responder) as server:
-        out = qa.run("locomo", folder, locomo_run, tmp_path / "qa.parquet", None,
+        out = qa.run(benchmark("locomo"), folder, locomo_run, tmp_path / "qa.parquet", None,
                      config(server, question_ids=list(cat5.question_id)), tmp_path / "c.jsonl", progress=False)
         asked = [b["messages"][1]["content"] for b in server.requests]
     assert server.by_task == {"answer": 6}  # category 5 needs no verdict call
@@ -146,11 +147,11 @@ def test_locomo_adversarial_choices_and_rule(ingested, locomo_run, tmp_path):
 
 def test_question_text_context_and_choices():
     q = {"question_id": "x", "question": "When did  Mel paint?", "category": 2}
-    assert question_text(q, "locomo") == ("When did Mel paint? Use the dates of the conversations to answer "
+    assert question_text(q, benchmark("locomo")) == ("When did Mel paint? Use the dates of the conversations to answer "
                                           "with an approximate date.", None)
-    assert question_text({**q, "category": 4}, "locomo") == ("When did Mel paint?", None)
-    assert question_text({**q, "category": 2}, "longmemeval")[0] == "When did Mel paint?"
-    text, key = question_text({**q, "category": 5, "adversarial_answer": "in June"}, "locomo")
+    assert question_text({**q, "category": 4}, benchmark("locomo")) == ("When did Mel paint?", None)
+    assert question_text({**q, "category": 2}, benchmark("longmemeval"))[0] == "When did Mel paint?"
+    text, key = question_text({**q, "category": 5, "adversarial_answer": "in June"}, benchmark("locomo"))
     assert set(key.values()) == {NOT_MENTIONED, "in June"} and text.endswith(f"(a) {key['a']} (b) {key['b']}.")
     assert resolve_choice(" B ", key) == key["b"] and resolve_choice("(a)", key) == key["a"]
     assert resolve_choice("I think she did not", key) == "I think she did not"
@@ -160,8 +161,8 @@ def test_question_text_context_and_choices():
     assert n == 3 and context.index("A") < context.index("B") < context.index("C") and context.endswith("…")
     assert render_context(ex, max_chars=1200, order="rank")[1] == 2  # 276 chars left: the third is dropped
     assert render_context([], 100)[1] == 0
-    assert verdict_type("longmemeval", {"question_id": "a_abs", "question_type": "multi-session"}) == UNANSWERABLE
-    assert verdict_type("locomo", {"question_id": "a_abs", "question_type": "multi-hop"}) == "multi-hop"
+    assert verdict_type(benchmark("longmemeval"), {"question_id": "a_abs", "question_type": "multi-session"}) == UNANSWERABLE
+    assert verdict_type(benchmark("locomo"), {"question_id": "a_abs", "question_type": "multi-hop"}) == "multi-hop"
 
 
 def test_locomo_token_f1_by_hand():

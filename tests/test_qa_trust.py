@@ -57,17 +57,17 @@ def locomo(ingested, locomo_dir, tmp_path_factory):
 
 
 def run_qa(folder: Path, tmp: Path, cfg: dict, **kw) -> pd.DataFrame:
-    return qa.run("locomo", folder, folder / "run.parquet", tmp / "qa.parquet", tmp / "s.parquet", cfg,
+    return qa.run(benchmark("locomo"), folder, folder / "run.parquet", tmp / "qa.parquet", tmp / "s.parquet", cfg,
                   tmp / "calls.jsonl", tmp / "cost.json", dataset="locomo", adapter="hand", progress=False, **kw)
 
 
 # ------------------------------------------------------------------------------------------- fail fast
 
 STAGE_SCRIPT = ("import json, sys\nfrom pathlib import Path\nfrom membench.logs import log_to\n"
-                "from membench.stages import qa\n"
+                "from membench.benchmarks.registry import benchmark\nfrom membench.stages import qa\n"
                 "with log_to(None):\n"
                 "    d = Path(sys.argv[2])\n"
-                "    qa.run('locomo', d, d / 'run.parquet', Path(sys.argv[3]) / 'qa.parquet', None,\n"
+                "    qa.run(benchmark('locomo'), d, d / 'run.parquet', Path(sys.argv[3]) / 'qa.parquet', None,\n"
                 "           json.loads(sys.argv[1]), Path(sys.argv[3]) / 'calls.jsonl', None, progress=False)\n")
 
 
@@ -171,7 +171,7 @@ def test_calibration_on_conv26_counts_every_probe_kind(locomo, tmp_path):
     with FakeOpenAIServer() as server:
         cfg = {"llm": llm(server.url, concurrency=4), "qa": {"question_ids": conv26(locomo),
                                                              "judge_calibration": {"enabled": True, "n": None}}}
-        probes = calibration.run("locomo", locomo, tmp_path / "cal.parquet", cfg, tmp_path / "calls.jsonl",
+        probes = calibration.run(benchmark("locomo"), locomo, tmp_path / "cal.parquet", cfg, tmp_path / "calls.jsonl",
                                  tmp_path / "cost.json", dataset="locomo", progress=False)
         asked = server.total
         # 199 conv-26 questions; 2 withdrawn by errata; 47 category-5 (rule, no call, made-up = adversarial answer)
@@ -195,7 +195,7 @@ def test_calibration_on_conv26_counts_every_probe_kind(locomo, tmp_path):
         assert "| all | 197 | 197 | 197 | 150 | 45 | 47 | 0.000 [0.000, 0.016] (0/242) |" in report
 
         # rerun: every verdict is a cache hit
-        calibration.run("locomo", locomo, tmp_path / "cal.parquet", cfg, tmp_path / "calls.jsonl", None,
+        calibration.run(benchmark("locomo"), locomo, tmp_path / "cal.parquet", cfg, tmp_path / "calls.jsonl", None,
                         progress=False)
         assert server.total == asked
 
@@ -207,7 +207,7 @@ def test_a_judge_that_always_says_correct_has_false_accept_one(locomo, tmp_path)
     with FakeOpenAIServer(yes) as server:
         cfg = {"llm": llm(server.url, concurrency=4),
                "qa": {"question_ids": conv26(locomo), "judge_calibration": {"enabled": True, "n": 40}}}
-        probes = calibration.run("locomo", locomo, tmp_path / "cal.parquet", cfg, tmp_path / "calls.jsonl", None,
+        probes = calibration.run(benchmark("locomo"), locomo, tmp_path / "cal.parquet", cfg, tmp_path / "calls.jsonl", None,
                                  progress=False)
     summary = calibration_summary(probes).set_index("group")
     judged_by_model = [g for g in summary.index if g != "all" and not g.startswith("5 ")]

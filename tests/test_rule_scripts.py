@@ -3,6 +3,7 @@ function named after its rule; no script holds logic. And the `Job` itself: name
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,40 @@ def test_every_script_is_one_run_stage_call_to_its_rules_stage():
         assert ast.unparse(call.args[1]) == f"{script.stem}.rule_{script.stem}", script
         imported = [n for n in ast.parse(script.read_text(encoding="utf-8")).body if isinstance(n, ast.ImportFrom)]
         assert any(n.module == "membench.stages" and [a.name for a in n.names] == [script.stem] for n in imported), script
+
+
+def _params_name_a_benchmark() -> set[str]:
+    """The rules whose params name a benchmark kind (`kind`, `kinds`, or the rank rules' shared `RANK_PARAMS`)."""
+    named = set()
+    for smk in (REPO / "workflow" / "rules").glob("*.smk"):
+        for block in re.split(r"(?m)^(?=rule )", smk.read_text(encoding="utf-8"))[1:]:
+            if re.search(r"^\s+kinds?=", block, re.M) or "**RANK_PARAMS" in block:
+                named.add(re.match(r"rule (\w+):", block).group(1))
+    return named
+
+
+def test_a_rule_whose_params_name_a_benchmark_gets_the_record_from_the_hand_off():
+    """The registry is consulted once per job, by the hand-off: a rule naming a kind runs membench.runs.handoff's
+    run_stage (which resolves `job.benchmark` / `job.benchmarks`); the others the plain one of membench.jobs.job."""
+    named = _params_name_a_benchmark()
+    assert {"parse", "ingest", "rank", "rank_part", "rank_memory", "score", "aggregate", "tables", "report"} <= named
+    for script in sorted((REPO / "scripts").glob("*.py")):
+        imports = {n.module for n in ast.parse(script.read_text(encoding="utf-8")).body if isinstance(n, ast.ImportFrom)
+                   and [a.name for a in n.names] == ["run_stage"]}
+        assert imports == {"membench.runs.handoff" if script.stem in named else "membench.jobs.job"}, script
+
+
+def test_only_the_registry_and_the_hand_off_look_a_benchmark_up_by_name():
+    """No module but the registry and the hand-off calls `benchmark(...)`; the rules ask through the plan's
+    `of_dataset` (a registry function) and stages take the record."""
+    callers = set()
+    for path in (REPO / "membench").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "benchmark":
+                callers.add(str(path.relative_to(REPO)))
+    assert callers == {"membench/benchmarks/registry.py", "membench/runs/handoff.py"}
+    for smk in (REPO / "workflow" / "rules").glob("*.smk"):
+        assert not re.search(r"(?<![\w.])benchmark\(", smk.read_text(encoding="utf-8")), smk
 
 
 def test_each_rule_has_its_own_stage_module_and_no_other_module_defines_a_rule():

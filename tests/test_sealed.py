@@ -8,6 +8,7 @@ import random
 import pytest
 
 from conftest import locomo_slice
+from membench.benchmarks.registry import benchmark
 from membench.memory.run import run_memory
 from membench.memory.sealed.seal import Seal
 from membench.memory.sealed.parent import SealedSystem
@@ -32,10 +33,10 @@ def test_the_most_specific_folder_decides(tmp_path):
 
 def sealed_run(folder, store, spec, params=None, gold=()):
     cls = resolve(spec)
-    request = RunRequest("sealed", spec, params or {}, "locomo", 50, folder)
+    request = RunRequest("sealed", spec, params or {}, benchmark("locomo"), 50, folder)
     system = SealedSystem("sealed", cls, params or {}, seal_for(request, cls, store, gold))
     try:
-        return run_memory("locomo", folder, system, 50, store, name="sealed")
+        return run_memory(benchmark("locomo"), folder, system, 50, store, name="sealed")
     finally:
         system.shutdown()
 
@@ -52,7 +53,7 @@ def locomo_pair(locomo_dir, tmp_path_factory):
 def test_a_sealed_run_is_the_unsealed_run_and_ignores_the_gold(locomo_pair, tmp_path):
     _, original, permuted = locomo_pair
     assert (original / "qrels.parquet").read_bytes() != (permuted / "qrels.parquet").read_bytes()
-    plain, _ = run_memory("locomo", original, resolve("session-log")(), 50, tmp_path / "plain")
+    plain, _ = run_memory(benchmark("locomo"), original, resolve("session-log")(), 50, tmp_path / "plain")
     sealed, acc = sealed_run(original, tmp_path / "a", "session-log")
     moved, _ = sealed_run(permuted, tmp_path / "b", "session-log")
     assert len(plain) == 15_200 and acc.sessions_in_stores == 38  # 304 questions x 50 turns; 38 sessions
@@ -62,7 +63,7 @@ def test_a_sealed_run_is_the_unsealed_run_and_ignores_the_gold(locomo_pair, tmp_
 def test_a_system_that_opens_the_gold_fails_only_when_sealed(locomo_pair, tmp_path):
     source, original, _ = locomo_pair
     peeks = resolve("untrusted_plugins:PeeksAtTheMaps")
-    run, _ = run_memory("locomo", original, peeks(), 50, tmp_path / "open")  # unsealed, nothing stops it
+    run, _ = run_memory(benchmark("locomo"), original, peeks(), 50, tmp_path / "open")  # unsealed, nothing stops it
     assert len(run) == 15_200
     maps = (original / "maps" / "item_map.parquet").resolve()
     with pytest.raises(PermissionError, match=f"sealed run 'sealed' may not read {maps}"):

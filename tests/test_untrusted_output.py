@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 
 from conftest import locomo_slice
+from membench.benchmarks.registry import benchmark
 from membench.errors import SystemOutputError
 from membench.memory.run import run_memory
 from membench.runs.registry import load_adapter, resolve
@@ -48,7 +49,7 @@ ADAPTER_RULES = [
 def test_a_bad_adapter_answer_fails_the_run_naming_run_and_question(locomo, cls, message):
     question = first_question(locomo)
     with pytest.raises(SystemOutputError, match=rf"^run 'mine', question '{question}': the system {message}"):
-        rank_dataset("locomo", locomo, load_adapter(f"{PLUGINS}:{cls}"), 50, name="mine")
+        rank_dataset(benchmark("locomo"), locomo, load_adapter(f"{PLUGINS}:{cls}"), 50, name="mine")
 
 
 @pytest.mark.data
@@ -61,7 +62,7 @@ def test_a_bad_adapter_answer_fails_the_run_naming_run_and_question(locomo, cls,
 def test_a_bad_memory_answer_fails_the_run_naming_run_and_question(locomo, tmp_path, cls, message):
     question = first_question(locomo)
     with pytest.raises(SystemOutputError, match=rf"^run 'mine', question '{question}': the system {message}"):
-        run_memory("locomo", locomo, resolve(f"{PLUGINS}:{cls}")(), 50, tmp_path, name="mine")
+        run_memory(benchmark("locomo"), locomo, resolve(f"{PLUGINS}:{cls}")(), 50, tmp_path, name="mine")
 
 
 @pytest.mark.data
@@ -69,14 +70,14 @@ def test_fewer_than_k_is_legal_and_counted(locomo, tmp_path):
     """LoCoMo ranks turns, 50 a question; every conversation holds more than 3 turns, so each of the 304 rankings of
     3 is short, and bm25's 50 never are."""
     short = Counter()
-    run = rank_dataset("locomo", locomo, load_adapter(f"{PLUGINS}:FewerThanK"), 50, short=short)
+    run = rank_dataset(benchmark("locomo"), locomo, load_adapter(f"{PLUGINS}:FewerThanK"), 50, short=short)
     questions = run.question_id.nunique()
     assert questions == 304 and short == {"turn": 304}
     assert run.groupby(["question_id", "granularity"]).size().max() == 3
-    request = RunRequest("fewer", f"{PLUGINS}:FewerThanK", {}, "locomo", 50, locomo)
+    request = RunRequest("fewer", f"{PLUGINS}:FewerThanK", {}, benchmark("locomo"), 50, locomo)
     rank.run(request, RunFiles(tmp_path / "r.parquet", tmp_path / "r.trec", tmp_path / "r.json"))
     assert json.loads((tmp_path / "r.json").read_text())["short_rankings"] == {"turn": 304}
-    request = RunRequest("bm25", "bm25", {}, "locomo", 50, locomo)
+    request = RunRequest("bm25", "bm25", {}, benchmark("locomo"), 50, locomo)
     rank.run(request, RunFiles(tmp_path / "b.parquet", tmp_path / "b.trec", tmp_path / "b.json"))
     assert json.loads((tmp_path / "b.json").read_text())["short_rankings"] == {"turn": 0}
 

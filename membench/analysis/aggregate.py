@@ -14,7 +14,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from membench.benchmarks.registry import benchmark
+from membench.benchmarks.record import Benchmark
 from membench.analysis.stats import bootstrap_matrix, holm, paired_matrix
 
 SPLITS = ("all", "tune", "holdout")
@@ -42,12 +42,12 @@ class Resampling:
         return labels.astype(str).to_numpy()
 
 
-def resampling_for(kind: str, questions: pd.DataFrame, cluster: bool = True) -> Resampling:
+def resampling_for(record: Benchmark, questions: pd.DataFrame, cluster: bool = True) -> Resampling:
     """The dataset's resampling unit: the cluster its benchmark record names (LoCoMo: the haystack, 10
     conversations, whose questions share it), else the question."""
-    if not cluster or benchmark(kind).cluster is None:
+    if not cluster or record.cluster is None:
         return Resampling()
-    unit, column = benchmark(kind).cluster
+    unit, column = record.cluster
     return Resampling(unit, questions.set_index("question_id")[column])
 
 
@@ -181,11 +181,11 @@ def aggregate(score_files: Iterable[tuple[str, str, Path]], baseline: str, resam
 
 
 def aggregate_datasets(score_files: Iterable[tuple[str, str, Path]], questions: Mapping[str, Path],
-                       kinds: Mapping[str, str], baseline: str, resamples: int, seed: int,
+                       records: Mapping[str, Benchmark], baseline: str, resamples: int, seed: int,
                        cluster: bool = True, ablation: Sequence[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The workflow's aggregate: each dataset resampled by its own unit, Holm families from its headlines."""
-    resampling = {d: resampling_for(kinds[d], pd.read_parquet(path), cluster) for d, path in questions.items()}
-    headlines = {d: benchmark(k).headlines for d, k in kinds.items()}
+    resampling = {d: resampling_for(records[d], pd.read_parquet(path), cluster) for d, path in questions.items()}
+    headlines = {d: record.headlines for d, record in records.items()}
     return aggregate(score_files, baseline, resamples, seed, resampling, headlines, ablation)
 
 

@@ -76,6 +76,12 @@ class Benchmark:
             return sorted(p for p in source.rglob("*") if p.is_file() and not p.name.startswith("."))
         return [source]
 
+    def parse_source(self, source: Path) -> ParsedDataset:
+        """Parse its native files at `source`, naming the source when it is missing."""
+        if not Path(source).exists():
+            raise InputError(source, "dataset source not found")
+        return self.parse(Path(source))
+
     def depth_for(self, haystack: Haystack, granularity: str, depth: int) -> int:
         """How many of a haystack's documents a run ranks: all of them (full_depth) or `retrieval.depth`."""
         return len(haystack.documents(granularity)) if self.full_depth else depth

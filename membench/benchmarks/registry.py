@@ -3,7 +3,10 @@ line in `BUILT_IN` (or a `register()` call, as tests/test_benchmark_record.py do
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from membench.benchmarks.locomo.benchmark import BENCHMARK as LOCOMO
 from membench.benchmarks.longmemeval.benchmark import BENCHMARK as LONGMEMEVAL
@@ -40,13 +43,27 @@ def benchmark(kind: str) -> Benchmark:
     return BENCHMARKS[kind]
 
 
+def of_dataset(config: Mapping[str, Any], dataset: str) -> Benchmark:
+    """The benchmark record of a configured dataset (`datasets.<dataset>.kind`): how the workflow's plan asks."""
+    return benchmark(config["datasets"][dataset]["kind"])
+
+
+def parsed_with(normalization: Path) -> Benchmark:
+    """The benchmark a parsed dataset was parsed by, as its `normalization.json` names it."""
+    try:
+        kind = json.loads(Path(normalization).read_text(encoding="utf-8"))["kind"]
+    except (OSError, ValueError, KeyError) as err:
+        raise InputError(normalization, f"not a parse record ({err})") from None
+    if kind not in BENCHMARKS:
+        raise InputError(normalization, f"unknown dataset kind {kind!r}; known: {', '.join(kinds())}")
+    return BENCHMARKS[kind]
+
+
 def parse_dataset(kind: str, source: Path) -> ParsedDataset:
     """Parse a benchmark's native files, naming the source when the kind or the files are unknown."""
     if kind not in BENCHMARKS:
         raise InputError(source, f"unknown dataset kind {kind!r}; known: {', '.join(kinds())}")
-    if not Path(source).exists():
-        raise InputError(source, "dataset source not found")
-    return BENCHMARKS[kind].parse(Path(source))
+    return BENCHMARKS[kind].parse_source(Path(source))
 
 
 for _record in BUILT_IN:

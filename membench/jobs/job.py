@@ -1,6 +1,6 @@
 """The one hand-off from a rule to its stage.
 
-A rule's script does one thing: `run_stage(snakemake, <stage>)`. `Job.from_snakemake` reads the Snakemake object
+A rule's script does one thing: `run_stage(snakemake, <stage>)` (membench.runs.handoff). `Job.from_snakemake` reads the Snakemake object
 into a typed description (named inputs and outputs, params, wildcards, the log file, the threads), and the stage
 function takes that one argument; the stage logs to the rule's log through `membench.logs.log_to`. Built-in
 adapters, memory systems and the model-call stages are wired the same way, so a stage runs without Snakemake too:
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from membench.logs import log_to
+
 
 
 class Named(Mapping[str, Any]):
@@ -65,6 +66,10 @@ class Job:
     wildcards: Named = field(default_factory=lambda: Named({}))
     log: Path | None = None
     threads: int = 1
+    # the benchmark records its params name, resolved once by the hand-off (membench.runs.handoff): `kind` ->
+    # `benchmark` (a membench.benchmarks.record.Benchmark), `kinds` (dataset -> kind) -> `benchmarks`
+    benchmark: Any = None
+    benchmarks: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_snakemake(cls, smk: Any) -> "Job":
@@ -77,7 +82,8 @@ class Job:
 
 
 def run_stage(smk: Any, stage: Callable[[Job], Any], file_only: Sequence[str] = ()) -> Any:
-    """The whole of a rule script: the job, read once, handed to its stage, which logs to the rule's log."""
+    """The whole of the script of a rule that names no benchmark: the job, read once, handed to its stage, which
+    logs to the rule's log. (A rule whose params name one runs `membench.runs.handoff.run_stage`.)"""
     job = Job.from_snakemake(smk)
     with log_to(job.log, file_only=file_only):
         return stage(job)

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from membench.benchmarks.registry import benchmark
+from membench.benchmarks.record import Benchmark
 from membench.datasets.run_files import id_maps, run_table
 from membench.datasets.tables import needed
 from membench.errors import SystemOutputError
@@ -29,7 +29,7 @@ from membench.memory.ledger import IngestLedger
 from membench.memory.plan import plan_stores
 from membench.memory.protocol import MemoryContext, MemorySystem, Scope, SessionLog
 from membench.sessions.checks import hits_problems
-from membench.sessions.reader import SessionStore, StorePaths, store_files
+from membench.sessions.reader import SessionStore, StoreFiles, StorePaths
 from membench.sessions.view import Haystack, Query
 
 
@@ -124,13 +124,13 @@ def ingest_store(system: MemorySystem, sessions, directory: Path, store_dir: Pat
         ledger.finish(log.key, seconds, (endpoint.calls() if endpoint else 0) - calls)
 
 
-def run_memory(kind: str, store_paths: StorePaths, system: MemorySystem, depth: int, store_root: Path,
+def run_memory(record: Benchmark, store_paths: StorePaths, system: MemorySystem, depth: int, store_root: Path,
                embedding_cache=None, endpoint=None, name: str | None = None) -> tuple[pd.DataFrame, Accounting]:
     """Ingest and search every query of one dataset; the run (benchmark item ids) and its accounting.
     `store_paths`: the ingest stage's files (`membench.sessions.reader.STORE_FILES`) or the dataset folder."""
-    directory, item_map, query_map = needed(store_files(store_paths), "sessions", "item_map", "query_map")
-    record = benchmark(kind)
-    store = SessionStore(store_paths, user_turns_only=record.user_turns_only)
+    files = StoreFiles.of(store_paths)
+    directory, (item_map, query_map) = files.sessions, files.id_maps()
+    store = SessionStore(files, user_turns_only=record.user_turns_only)
     names, qids = id_maps(item_map, query_map)
     granularities = [g for g in record.granularities if g in system.granularities]
     queries: dict[str, list] = {}

@@ -29,7 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-from membench.benchmarks.registry import benchmark
+from membench.benchmarks.record import Benchmark
 from membench.dates import format_date
 from membench.llm.prompts import Prompt
 
@@ -143,12 +143,12 @@ def _choice_first(question_id: str) -> bool:
     return hashlib.sha256(str(question_id).encode("utf-8")).digest()[0] % 2 == 0
 
 
-def question_text(question: Mapping[str, Any], kind: str, adversarial_choices: bool = True
+def question_text(question: Mapping[str, Any], record: Benchmark, adversarial_choices: bool = True
                   ) -> tuple[str, dict[str, str] | None]:
     """The question as asked, and for a LoCoMo category-5 multiple choice the answer key {a: .., b: ..}."""
     text = " ".join(str(question["question"]).split())
     category = question.get("category")
-    if not benchmark(kind).qa_rule("categories") or category is None or pd.isna(category):
+    if not record.qa_rule("categories") or category is None or pd.isna(category):
         return text, None
     category = int(category)
     if category == 2:

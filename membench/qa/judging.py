@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from membench.llm.prompts import Prompt
+from membench.benchmarks.record import Benchmark
 from membench.qa.verdict import gold_for, rubric_version, verdict_request, verdict_type
 
 __all__ = ["VerdictJob", "verdict_jobs", "fold_verdicts", "upstream_gold", "EXCLUDED"]
@@ -44,18 +45,18 @@ def upstream_gold(question: Mapping[str, Any]) -> str | None:
     return " ".join(str(up).split())
 
 
-def verdict_jobs(kind: str, prompt: Prompt, todo: Sequence[tuple[int, Mapping[str, Any], str]],
+def verdict_jobs(record: Benchmark, prompt: Prompt, todo: Sequence[tuple[int, Mapping[str, Any], str]],
                  samples: int) -> list[VerdictJob]:
     """Verdict requests for ``todo`` = (row index, question, answer) triples (see the module docstring)."""
     jobs = []
     for row, q, answer in todo:
-        vtype = verdict_type(kind, q)
+        vtype = verdict_type(record, q)
         gold, upstream = gold_for(q), upstream_gold(q)
         if gold is not None:
-            jobs += [VerdictJob(row, "gold", s, verdict_request(prompt, q["question"], vtype, gold, answer, s))
+            jobs += [VerdictJob(row, "gold", s, verdict_request(prompt, record, q["question"], vtype, gold, answer, s))
                      for s in range(samples)]
         if upstream is not None and upstream != gold:
-            jobs.append(VerdictJob(row, "upstream", 0, verdict_request(prompt, q["question"], vtype, upstream,
+            jobs.append(VerdictJob(row, "upstream", 0, verdict_request(prompt, record, q["question"], vtype, upstream,
                                                                        answer)))
     return jobs
 
@@ -66,7 +67,7 @@ def _mark(reply) -> str:
     return "1" if reply.value else "0"
 
 
-def fold_verdicts(rows: list[dict], kind: str, questions: Sequence[Mapping[str, Any]], jobs: Sequence[VerdictJob],
+def fold_verdicts(rows: list[dict], record: Benchmark, questions: Sequence[Mapping[str, Any]], jobs: Sequence[VerdictJob],
                   replies: Sequence[Any], stop: str | None, samples: int, model: str) -> None:
     """Write the verdict columns of ``rows`` from the replies of ``jobs`` (``None`` = not made: ``stop``)."""
     by_row: dict[int, dict[tuple[str, int], Any]] = {}
@@ -74,7 +75,7 @@ def fold_verdicts(rows: list[dict], kind: str, questions: Sequence[Mapping[str, 
         by_row.setdefault(job.row, {})[(job.against, job.sample)] = reply
     for i, got in by_row.items():
         row, q = rows[i], questions[i]
-        row.update(verdict_model=model or None, verdict_by="llm", rubric=rubric_version(verdict_type(kind, q)))
+        row.update(verdict_model=model or None, verdict_by="llm", rubric=rubric_version(record, verdict_type(record, q)))
         up = got.get(("upstream", 0))
         if up is not None and up.ok:
             row["correct_upstream"] = bool(up.value)

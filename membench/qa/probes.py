@@ -36,6 +36,7 @@ from typing import Any
 import pandas as pd
 
 from membench.qa.answer import NOT_MENTIONED
+from membench.benchmarks.record import Benchmark
 from membench.qa.verdict import UNANSWERABLE, gold_for, uses_rule, verdict_type
 
 __all__ = ["Probe", "PROBE_KINDS", "SHOULD_ACCEPT", "build_probes", "paraphrase", "near_miss", "calibration_order"]
@@ -127,16 +128,16 @@ def calibration_order(question_ids: Sequence[str]) -> list[str]:
     return sorted(question_ids, key=lambda q: hashlib.sha256(str(q).encode("utf-8")).hexdigest())
 
 
-def _is_abstention(kind: str, q: Mapping[str, Any]) -> bool:
-    return verdict_type(kind, q) == UNANSWERABLE or uses_rule(kind, q)
+def _is_abstention(record: Benchmark, q: Mapping[str, Any]) -> bool:
+    return verdict_type(record, q) == UNANSWERABLE or uses_rule(record, q)
 
 
 class _OtherGold:
     """Another question's gold: same haystack and type first, then same haystack, then same type."""
 
-    def __init__(self, kind: str, questions: pd.DataFrame):
+    def __init__(self, record: Benchmark, questions: pd.DataFrame):
         rows = [q for q in questions.sort_values("index", kind="stable").to_dict("records")
-                if gold_for(q) is not None and not _is_abstention(kind, q)]
+                if gold_for(q) is not None and not _is_abstention(record, q)]
         self.rows = rows
 
     def pick(self, q: Mapping[str, Any]) -> str | None:
@@ -154,19 +155,19 @@ class _OtherGold:
         return None
 
 
-def build_probes(kind: str, questions: pd.DataFrame, chosen: pd.DataFrame, n: int | None) -> list[Probe]:
+def build_probes(record: Benchmark, questions: pd.DataFrame, chosen: pd.DataFrame, n: int | None) -> list[Probe]:
     """The probes of the first ``n`` of ``chosen`` in :func:`calibration_order` (``None`` = all of them);
     ``questions`` (the whole dataset) is where other questions' gold answers come from."""
     by_id = {q["question_id"]: q for q in chosen.to_dict("records")}
     order = calibration_order(list(by_id))
     if n is not None:
         order = order[: int(n)]
-    others = _OtherGold(kind, questions)
+    others = _OtherGold(record, questions)
     probes: list[Probe] = []
     for qid in order:
         q = by_id[qid]
-        if _is_abstention(kind, q):
-            gold = NOT_MENTIONED if uses_rule(kind, q) else gold_for(q)
+        if _is_abstention(record, q):
+            gold = NOT_MENTIONED if uses_rule(record, q) else gold_for(q)
             made_up = q.get("adversarial_answer")
             if made_up is None or pd.isna(made_up):
                 made_up = others.pick({**q, "answer": gold or ""})

@@ -14,7 +14,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from membench import __version__
-from membench.benchmarks.registry import benchmark
+from membench.benchmarks.record import Benchmark
 from membench.report.headlines import ci_text
 from membench.machine.environment import run_environment
 from membench.io import atomic_write_parquet, atomic_write_text
@@ -32,7 +32,7 @@ def subset_line(subset: Mapping | None) -> str:
             "check, not figures to report")
 
 
-def summary_json(summary: pd.DataFrame, kinds: Mapping[str, str], subset: Mapping | None = None,
+def summary_json(summary: pd.DataFrame, records: Mapping[str, Benchmark], subset: Mapping | None = None,
                  gold: Mapping[str, dict] | None = None, counts: Mapping[str, dict] | None = None,
                  provenance: Mapping | None = None, environment: Mapping | None = None,
                  efficiency: Mapping[str, dict] | None = None) -> str:
@@ -45,10 +45,10 @@ def summary_json(summary: pd.DataFrame, kinds: Mapping[str, str], subset: Mappin
     `membench.report.efficiency`) comes after the datasets."""
     top = summary[summary.group_by == "all"]
     out: dict = {"subset": subset_line(subset) or None, "datasets": {}}
-    for dataset, kind in kinds.items():
-        rows = top[(top.dataset == dataset) & top.metric.isin(benchmark(kind).headlines)]
-        entry = {"kind": kind, "resampling_unit": _first(rows, "unit", "question"), "headline_metrics":
-                 [m for m in benchmark(kind).headlines if m in set(rows.metric)],
+    for dataset, record in records.items():
+        rows = top[(top.dataset == dataset) & top.metric.isin(record.headlines)]
+        entry = {"kind": record.kind, "resampling_unit": _first(rows, "unit", "question"), "headline_metrics":
+                 [m for m in record.headlines if m in set(rows.metric)],
                  "gold": (gold or {}).get(dataset), "data_counts": (counts or {}).get(dataset), "adapters": {}}
         for r in rows.itertuples():
             cell = {"mean": _num(r.mean), "ci_lo": _num(r.ci_lo), "ci_hi": _num(r.ci_hi), "n": int(r.n)}
@@ -81,14 +81,14 @@ def _fmt(x: float) -> str:
     return f"{x:.3f}".replace("0.", ".", 1) if x >= 0 else f"{x:.3f}"
 
 
-def latex_table(dataset: str, kind: str, summary: pd.DataFrame, significance: pd.DataFrame, baseline: str,
+def latex_table(dataset: str, record: Benchmark, summary: pd.DataFrame, significance: pd.DataFrame, baseline: str,
                 subset: Mapping | None = None, leave_out: Sequence[str] = ()) -> str:
     """A booktabs table: adapters x headline metrics (split `all`), mean with its 95% CI, the best mean per
     column in bold, and a mark where the difference to the baseline is significant after Holm. Runs in
     `leave_out` (ablation runs) are not rows."""
     rows = summary[(summary.dataset == dataset) & (summary.split == "all") & (summary.group_by == "all")
                    & ~summary.adapter.isin(list(leave_out))]
-    metrics = [m for m in benchmark(kind).headlines if m in set(rows.metric)]
+    metrics = [m for m in record.headlines if m in set(rows.metric)]
     adapters = list(dict.fromkeys(rows.adapter))
     sig = significance[(significance.dataset == dataset) & (significance.split == "all")
                        & significance.metric.isin(metrics) & significance.adapter.isin(adapters)]
@@ -97,7 +97,7 @@ def latex_table(dataset: str, kind: str, summary: pd.DataFrame, significance: pd
     n = int(rows.n.max()) if not rows.empty else 0
     unit = _first(rows, "unit", "question")
     family = int(sig.family_size.max()) if not sig.empty else 0
-    lines = [f"% {subset_line(subset)}" if subset else f"% membench: {dataset} ({kind}), split all",
+    lines = [f"% {subset_line(subset)}" if subset else f"% membench: {dataset} ({record.kind}), split all",
              r"\begin{table}[t]", r"\centering", r"\small",
              r"\begin{tabular}{l" + "c" * len(metrics) + "}", r"\toprule",
              "Adapter & " + " & ".join(latex_escape(m) for m in metrics) + r" \\", r"\midrule"]
@@ -126,20 +126,20 @@ def latex_table(dataset: str, kind: str, summary: pd.DataFrame, significance: pd
     return "\n".join(lines)
 
 
-def console_table(summary: pd.DataFrame, kinds: Mapping[str, str], subset: Mapping | None = None,
+def console_table(summary: pd.DataFrame, records: Mapping[str, Benchmark], subset: Mapping | None = None,
                   metrics_per_dataset: int = 3) -> str:
     """The short headline table printed when a run ends: per dataset, adapters x first headline metrics."""
     out = [subset_line(subset)] if subset else []
     top = summary[(summary.split == TOP["split"]) & (summary.group_by == TOP["group_by"])]
-    for dataset, kind in kinds.items():
+    for dataset, record in records.items():
         rows = top[top.dataset == dataset]
-        metrics = [m for m in benchmark(kind).headlines if m in set(rows.metric)][:metrics_per_dataset]
+        metrics = [m for m in record.headlines if m in set(rows.metric)][:metrics_per_dataset]
         if not metrics:
             continue
         width = max([len("adapter")] + [len(a) for a in rows.adapter])
         body = {adapter: [_console_cell(rows, adapter, m) for m in metrics] for adapter in dict.fromkeys(rows.adapter)}
         cell = max([26] + [len(c) for cells in body.values() for c in cells])
-        out += ["", f"{dataset} ({kind}, {int(rows.n.max())} questions, 95% CI by {_first(rows, 'unit', 'question')})",
+        out += ["", f"{dataset} ({record.kind}, {int(rows.n.max())} questions, 95% CI by {_first(rows, 'unit', 'question')})",
                 "  " + "adapter".ljust(width) + "".join(f"  {m:>{cell}}" for m in metrics)]
         out += ["  " + adapter.ljust(width) + "".join(f"  {c:>{cell}}" for c in cells) for adapter, cells in body.items()]
     return "\n".join(out).lstrip("\n") + "\n"
@@ -160,7 +160,7 @@ def run_provenance(infos: Mapping[str, dict], config: Mapping | None) -> dict:
             "config": dict(config) if config is not None else None}
 
 
-def write_artifacts(summary: pd.DataFrame, significance: pd.DataFrame, kinds: Mapping[str, str], baseline: str,
+def write_artifacts(summary: pd.DataFrame, significance: pd.DataFrame, records: Mapping[str, Benchmark], baseline: str,
                     summary_path: Path, table_paths: Mapping[str, Path], headline_path: Path,
                     subset: Mapping | None = None, leave_out: Sequence[str] = (),
                     normalization_paths: Mapping[str, Path] | None = None, config: Mapping | None = None,
@@ -174,12 +174,12 @@ def write_artifacts(summary: pd.DataFrame, significance: pd.DataFrame, kinds: Ma
     gold = {d: info.get("gold") for d, info in infos.items()}
     counts = {d: info.get("counts") for d, info in infos.items()}
     efficiency = {(r := json.loads(Path(p).read_text(encoding="utf-8")))["dataset"]: r for p in efficiency_paths}
-    atomic_write_text(summary_path, summary_json(summary, kinds, subset, gold, counts, run_provenance(infos, config),
+    atomic_write_text(summary_path, summary_json(summary, records, subset, gold, counts, run_provenance(infos, config),
                                                  run_environment(manifest_paths), efficiency))
-    atomic_write_text(headline_path, console_table(summary, kinds, subset))
-    for dataset, kind in kinds.items():
+    atomic_write_text(headline_path, console_table(summary, records, subset))
+    for dataset, record in records.items():
         path = Path(table_paths[dataset])
-        atomic_write_text(path, latex_table(dataset, kind, summary, significance, baseline, subset, leave_out))
+        atomic_write_text(path, latex_table(dataset, record, summary, significance, baseline, subset, leave_out))
         written.append(path)
     return written
 

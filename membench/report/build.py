@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import field
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,7 @@ import pandas as pd
 from membench import __version__
 from membench.io import atomic_write_text
 from membench.runs.ablation import ablated
-from membench.benchmarks.registry import benchmark
+from membench.benchmarks.record import Benchmark
 from membench.jobs.provenance import REPO
 from membench.report.artifacts import subset_line
 from membench.report.datasets import dataset_section
@@ -27,7 +27,7 @@ from membench.report.results import results_section
 
 @dataclass
 class ReportInputs:
-    datasets: dict[str, str]  # name -> kind
+    datasets: dict[str, Benchmark]  # name -> its benchmark record
     results_dir: Path
     summary: pd.DataFrame
     significance: pd.DataFrame
@@ -59,13 +59,13 @@ def build_report(inputs: ReportInputs, out: Path) -> None:
              "(earlier first), except `bm25-upstream`, which reproduces LongMemEval's argsort order.", "",
              "Every question, with each system's top 10 and the gold evidence in its session: open "
              "[explorer/index.html](explorer/index.html) in a browser, from disk (no server, no network).", ""]
-    for dataset, kind in inputs.datasets.items():
+    for dataset, record in inputs.datasets.items():
         spec = inputs.config.get("datasets", {}).get(dataset, {})
-        parts += [f"## {dataset} ({kind})", "", units_note(kind, spec), ""]
-        parts.append(results_section(dataset, kind, inputs.summary, inputs.significance, metas.get(dataset, {}),
+        parts += [f"## {dataset} ({record.kind})", "", units_note(record, spec), ""]
+        parts.append(results_section(dataset, record, inputs.summary, inputs.significance, metas.get(dataset, {}),
                                      inputs.baseline, ablated(inputs.config) if inputs.config else ()))
-        parts.append(published_section(dataset, kind, inputs.summary, spec, metas.get(dataset, {})))
-        errata = evidence_errata_section(dataset, kind, inputs.results_dir, [a for d, a in inputs.runs if d == dataset])
+        parts.append(published_section(dataset, record.kind, inputs.summary, spec, metas.get(dataset, {})))
+        errata = evidence_errata_section(dataset, record, inputs.results_dir, [a for d, a in inputs.runs if d == dataset])
         parts += [errata] if errata else []
         parts += [f"![{dataset} metric@k](plots/{dataset}_curve.png)",
                   f"![{dataset} by question group](plots/{dataset}_groups.png)", ""]
@@ -94,9 +94,8 @@ def _adapter_section(metas: dict[str, dict[str, dict]]) -> str:
                                                 numeric=()), ""])
 
 
-def units_note(kind: str, spec: dict) -> str:
+def units_note(record: Benchmark, spec: dict) -> str:
     """Which retrieval unit the dataset's documents are (the benchmark's own, or membench's plain text)."""
-    record = benchmark(kind)
     if record.unit_format is not None and spec.get("units", "upstream") != "upstream":
         return "Retrieval units: plain (`units: plain`): each turn's text plus `[shares image: <caption>]`."
     return record.units_note

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from membench.benchmarks.registry import benchmark
+from membench.benchmarks.record import Benchmark
 from membench.datasets.item_tokens import ENCODING
 from membench.report.headlines import ci_text
 from membench.report.markdown import table
@@ -54,11 +54,10 @@ def _memory(meta: Mapping[str, Any], cost: Mapping[str, Any] | None) -> dict[str
             "model_calls": calls, "cost_usd": round(float(spent), 6)}
 
 
-def efficiency_record(dataset: str, kind: str, metas: Mapping[str, Mapping[str, Any]],
+def efficiency_record(dataset: str, record: Benchmark, metas: Mapping[str, Mapping[str, Any]],
                       costs: Mapping[str, Mapping[str, Any]], summary: pd.DataFrame,
                       eff_summary: pd.DataFrame) -> dict[str, Any]:
     """What efficiency.json holds for one dataset."""
-    record = benchmark(kind)
     prefix = f"{record.granularities[0]}/" if len(record.granularities) > 1 else ""
     budget_metric, tokens_metric = f"{prefix}budget_recall@{record.token_budget}tok", f"{prefix}tokens@10"
     runs: dict[str, Any] = {}

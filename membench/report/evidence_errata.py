@@ -7,17 +7,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from membench.benchmarks.registry import benchmark
+from membench.benchmarks.record import Benchmark
 from membench.report.markdown import table
 
 
-def evidence_errata_section(dataset: str, kind: str, results_dir: Path, adapters: list[str]) -> str:
+def evidence_errata_section(dataset: str, record: Benchmark, results_dir: Path, adapters: list[str]) -> str:
     """Empty unless the dataset's evidence errata were applied (its `evidence_errata` table has rows)."""
     path = Path(results_dir) / dataset / "evidence_errata.parquet"
     errata = pd.read_parquet(path) if path.exists() else pd.DataFrame()
     if errata.empty:
         return ""
-    record = benchmark(kind)
     changed = set(errata.question_id)
     figures = [row for adapter in adapters
                for row in _moved(adapter, record.headlines, Path(results_dir) / dataset, changed)]

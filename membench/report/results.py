@@ -7,7 +7,7 @@ from typing import Sequence
 import pandas as pd
 
 from membench.runs.ablation import ABLATION_RUNS
-from membench.benchmarks.registry import benchmark
+from membench.benchmarks.record import Benchmark
 from membench.report.headlines import ci_text, with_ci
 from membench.report.markdown import table
 
@@ -22,12 +22,12 @@ def _cell(rows: pd.DataFrame, adapter: str, metric: str, split: str = "all", gro
     return with_ci(r["mean"], r.ci_lo, r.ci_hi, r.get("unit", "question"))
 
 
-def results_section(dataset: str, kind: str, summary: pd.DataFrame, significance: pd.DataFrame,
+def results_section(dataset: str, record: Benchmark, summary: pd.DataFrame, significance: pd.DataFrame,
                     metas: dict[str, dict], baseline: str, ablation: Sequence[str] = ()) -> str:
     everything = summary[summary.dataset == dataset]
     rows = everything[~everything.adapter.isin(list(ablation))]
     adapters = list(dict.fromkeys(rows.adapter))
-    heads = [m for m in benchmark(kind).headlines if m in set(rows.metric)]
+    heads = [m for m in record.headlines if m in set(rows.metric)]
     mark = lambda a: f"{a} †" if metas.get(a, {}).get("uses_metadata") else a  # noqa: E731
     first = rows[(rows.split == "all") & (rows.group_by == "all")]
     n = int(first.n.max()) if not first.empty else 0
@@ -52,7 +52,7 @@ def results_section(dataset: str, kind: str, summary: pd.DataFrame, significance
                   table(["adapter", "tune", "holdout", "all"],
                         [[mark(a)] + [_cell(rows, a, metric, s) for s in ("tune", "holdout", "all")] for a in adapters],
                         numeric=(1, 2, 3)), ""]
-    parts += _group_table(rows, adapters, benchmark(kind).breakdown)
+    parts += _group_table(rows, adapters, record.breakdown)
     sig = significance[significance.dataset == dataset]
     parts += _significance_table(sig[~sig.adapter.isin(list(ablation))], heads, baseline)
     parts += _ablation_table(everything, sig, heads, baseline, ablation)

@@ -14,7 +14,7 @@ from membench.runs.ablation import ablation_runs
 from membench.adapters.base import Adapter
 from membench.adapters.retrieval_system import RetrievalSystemAdapter
 from membench.benchmarks.record import Benchmark
-from membench.benchmarks.registry import benchmark
+from membench.benchmarks.registry import of_dataset
 from membench.errors import InputError
 from membench.memory.protocol import is_memory_system
 from membench.runs.needs import Needs
@@ -59,14 +59,9 @@ def granularities_of(spec: str) -> tuple[str, ...]:
     return tuple(RetrievalSystemAdapter.granularities)
 
 
-def benchmark_of(config: dict[str, Any], dataset: str) -> Benchmark:
-    """The benchmark record of a configured dataset."""
-    return benchmark(config["datasets"][dataset]["kind"])
-
-
 def facts_source(config: dict[str, Any], dataset: str) -> str | None:
     """Which fact logs a dataset gets: the benchmark's own observations (LoCoMo), model-extracted facts, or none."""
-    source, record = config["facts"]["source"], benchmark_of(config, dataset)
+    source, record = config["facts"]["source"], of_dataset(config, dataset)
     if source == "observation" and record.observations:
         return "observation"
     if source == "llm" and record.facts:
@@ -79,7 +74,7 @@ def runs_for(config: dict[str, Any], datasets: list[str], adapters: dict[str, di
     pair at all is an error (every enabled run ranks a unit no enabled dataset is scored at)."""
     pairs = []
     for dataset in datasets:
-        wanted = set(benchmark_of(config, dataset).granularities)
+        wanted = set(of_dataset(config, dataset).granularities)
         for name, run in adapters.items():
             if facts_base(run["adapter"]) and not facts_source(config, dataset):
                 continue
@@ -98,7 +93,7 @@ def judged_runs(config: dict[str, Any], runs: list[tuple[str, str]]) -> list[tup
         return []
     chosen = set(config["judge"]["adapters"])
     return [(d, a) for d, a in runs
-            if benchmark_of(config, d).judged and (not chosen or a in chosen)]
+            if of_dataset(config, d).judged and (not chosen or a in chosen)]
 
 
 FULL_CONTEXT = "full-context"  # the full-context QA baseline's run name, which no configured run may take
@@ -110,7 +105,7 @@ def qa_runs(config: dict[str, Any], runs: list[tuple[str, str]]) -> list[tuple[s
         return []
     chosen = set(config["qa"]["adapters"])
     return [(d, a) for d, a in runs
-            if benchmark_of(config, d).qa and a in chosen]
+            if of_dataset(config, d).qa and a in chosen]
 
 
 def full_context_runs(config: dict[str, Any], answered: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from collections.abc import Mapping
@@ -20,12 +21,39 @@ STORE_FILES = {"sessions": "sessions", "queries": "view/queries.parquet", "hayst
                "item_map": "maps/item_map.parquet", "query_map": "maps/query_map.parquet"}
 
 
-StorePaths = Path | Mapping[str, Any]  # a rule's declared ingest files (keys of STORE_FILES), or the dataset folder
+@dataclass(frozen=True)
+class StoreFiles:
+    """Where one dataset's ingest outputs are: the gold-free view every ranker reads (session logs, queries,
+    haystacks) and the scorer-side id maps. Built once per job (`StoreFiles.of`) and handed on as one value."""
+
+    sessions: Path
+    queries: Path
+    haystacks: Path
+    item_map: Path | None = None
+    query_map: Path | None = None
+
+    @classmethod
+    def of(cls, source: "StorePaths") -> "StoreFiles":
+        """From a rule's declared paths (keys of ``STORE_FILES``) or the dataset folder; a missing view file is a
+        clear error naming it."""
+        if isinstance(source, StoreFiles):
+            return source
+        files = files_in(source, STORE_FILES)
+        needed(files, "sessions", "queries", "haystacks")
+        return cls(**files)
+
+    def id_maps(self) -> tuple[Path, Path]:
+        """The item and query maps (opaque id -> the benchmark's own), which only the harness side reads."""
+        return tuple(needed({k: v for k, v in (("item_map", self.item_map), ("query_map", self.query_map)) if v},
+                            "item_map", "query_map"))
+
+
+StorePaths = StoreFiles | Path | Mapping[str, Any]  # the files, a rule's declared ingest files, or the dataset folder
 
 
 def store_files(source: Path | str | Mapping[str, Any]) -> dict[str, Path]:
     """Where the ingest stage's files are (keys of ``STORE_FILES``): a rule's declared paths or the dataset
-    folder (see :func:`membench.datasets.tables.files_in`)."""
+    folder (see :func:`membench.datasets.tables.files_in`); the ingest stage writes them."""
     return files_in(source, STORE_FILES)
 
 
@@ -36,8 +64,8 @@ class SessionStore:
                  facts_dir: Path | None = None):
         """``source``: the paths of the session logs folder and the view tables (``sessions``, ``queries``,
         ``haystacks``), or the dataset folder."""
-        self.sessions_dir, queries, self.haystacks_path = needed(store_files(source), "sessions", "queries",
-                                                                 "haystacks")
+        files = StoreFiles.of(source)
+        self.sessions_dir, queries, self.haystacks_path = files.sessions, files.queries, files.haystacks
         self.user_turns_only = user_turns_only
         self.facts_dir = Path(facts_dir) if facts_dir else None
         self.queries_table = pd.read_parquet(queries)

@@ -14,7 +14,7 @@ def rule_aggregate(job: Job) -> None:
     """Rule aggregate: one dataset's score files -> its summary and significance tables."""
     p, dataset = job.params, job.wildcards.dataset
     files = [(d, a, Path(f)) for (d, a), f in zip(p.score_keys, job.input.scores)]
-    summary, significance = aggregate_datasets(files, {dataset: job.input.path("questions")}, {dataset: p.kind},
+    summary, significance = aggregate_datasets(files, {dataset: job.input.path("questions")}, {dataset: job.benchmark},
                                                p.baseline, p.resamples, p.seed, p.cluster, p.ablation)
     atomic_write_parquet(summary, job.output.path("summary"))
     atomic_write_parquet(significance, job.output.path("significance"))

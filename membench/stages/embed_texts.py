@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from membench.runs.registry import load_adapter
-from membench.benchmarks.registry import benchmark
+from membench.benchmarks.record import Benchmark
 from membench.embedding.plan import run_texts
 from membench.io import atomic_write_parquet, atomic_write_text
 from membench.sessions.reader import SessionStore, StorePaths
@@ -31,7 +31,7 @@ from membench.jobs.job import Job
 log = logging.getLogger(__name__)
 
 
-def collect(kind: str, store_paths: StorePaths, runs: list[dict[str, Any]], texts_path: Path,
+def collect(record: Benchmark, store_paths: StorePaths, runs: list[dict[str, Any]], texts_path: Path,
             summary_path: Path, options: dict[str, Any] | None = None) -> pd.DataFrame:
     """store_paths: the session logs and view tables (or the dataset folder); runs: [{name, spec, params, facts}]
     (facts: the run's fact-log folder or None). Writes the distinct (model_path, text) pairs and a summary:
@@ -42,14 +42,14 @@ def collect(kind: str, store_paths: StorePaths, runs: list[dict[str, Any]], text
     for run in runs:
         facts = run.get("facts")
         if facts not in stores:
-            stores[facts] = SessionStore(store_paths, user_turns_only=benchmark(kind).user_turns_only,
+            stores[facts] = SessionStore(store_paths, user_turns_only=record.user_turns_only,
                                          facts_dir=Path(facts) if facts else None)
         adapter = load_adapter(run["spec"], run["params"], {"embedding_options": options or {}})
         cache = adapter.embedder()
         if cache is None:
             summary["runs"][run["name"]] = {"distinct": 0, "occurrences": 0}
             continue
-        wanted = run_texts(adapter, stores[facts], granularities_for(kind, adapter))
+        wanted = run_texts(adapter, stores[facts], granularities_for(record, adapter))
         rows.update(dict.fromkeys((cache.model_path or "", text) for text in wanted.texts))
         summary["runs"][run["name"]] = {"model": cache.model_id, "distinct": len(wanted.texts),
                                         "occurrences": wanted.occurrences}
@@ -65,5 +65,5 @@ def collect(kind: str, store_paths: StorePaths, runs: list[dict[str, Any]], text
 
 def rule_embed_texts(job: Job) -> None:
     """Rule embed_texts: a dataset's embedding runs -> the distinct texts they embed (+ a count summary)."""
-    collect(job.params.kind, job.input.files(), list(job.params.runs), job.output.path("texts"),
+    collect(job.benchmark, job.input.files(), list(job.params.runs), job.output.path("texts"),
             job.output.path("summary"), dict(job.params.options))

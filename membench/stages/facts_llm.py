@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from membench.config import config_section
+from membench.benchmarks.record import Benchmark
 from membench.benchmarks.registry import supporting
 from membench.datasets.tables import dataset_files, needed
 from membench.errors import InputError
@@ -44,7 +45,7 @@ log = logging.getLogger(__name__)
 __all__ = ["run", "observations"]
 
 
-def run(kind: str, store_paths: StorePaths, out_dir: Path, config: Mapping[str, Any],
+def run(record: Benchmark, store_paths: StorePaths, out_dir: Path, config: Mapping[str, Any],
         cache_path: Path, cost_path: Path | None = None, *, dataset: str | None = None, progress: bool = True,
         base_dir: Path | None = None, **client_overrides) -> dict:
     """Extract facts for every distinct session log (``store_paths``: the session logs folder as
@@ -53,9 +54,9 @@ def run(kind: str, store_paths: StorePaths, out_dir: Path, config: Mapping[str, 
     Raises StageStopped (after writing everything gathered) on a budget stop or SIGTERM.
     """
     sessions_dir, = needed(store_files(store_paths), "sessions")
-    if kind not in supporting("facts"):
+    if not record.facts:
         raise InputError(sessions_dir, f"the facts stage covers {', '.join(supporting('facts'))} sessions, "
-                                      f"not {kind!r} (its benchmark record has no facts)")
+                                      f"not {record.kind!r} (its benchmark record has no facts)")
     out_dir = Path(out_dir)
     opts = config_section(config, "facts")
     prompt = load_prompt("facts", config, base_dir)
@@ -91,7 +92,7 @@ def run(kind: str, store_paths: StorePaths, out_dir: Path, config: Mapping[str, 
         cost = write_cost(cost_path, client, stage="facts", dataset=dataset, adapter=None, status=status,
                           message=message, prompts=[prompt.describe()])
         manifest = {
-            "stage": "facts", "dataset": dataset, "kind": kind, "status": status, "message": message,
+            "stage": "facts", "dataset": dataset, "kind": record.kind, "status": status, "message": message,
             "source": source, "model": client.model, "prompt": prompt.describe(),
             "settings": {k: opts[k] for k in ("max_turn_chars", "params")},
             "sessions": len(sessions), "sessions_without_turns": len(sessions) - len(todo),
@@ -124,5 +125,5 @@ def observations(locomo_json: Path, tables: Path | Mapping[str, Path], out_dir: 
 def rule_facts_llm(job: Job) -> None:
     """Rule facts_llm: the session logs -> facts extracted by a model (every call through the cache)."""
     p = job.params
-    run(p.kind, job.input.files(), job.output.path("facts"), p.config, Path(p.cache), job.output.path("cost"),
+    run(job.benchmark, job.input.files(), job.output.path("facts"), p.config, Path(p.cache), job.output.path("cost"),
         dataset=job.wildcards.dataset)

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from membench.benchmarks.registry import benchmark
+from membench.benchmarks.record import Benchmark
+from membench.benchmarks.registry import parsed_with
 from membench.datasets.tables import dataset_files, needed
 from membench.io import atomic_write_parquet
 from membench.jobs.job import Job
@@ -76,17 +77,18 @@ UNITS = ("upstream", "plain")
 
 
 def ingest(parsed: Path | Mapping[str, Path], out: Path | Mapping[str, Path],
-           units: str = "upstream") -> dict[str, int]:
+           units: str = "upstream", record: Benchmark | None = None) -> dict[str, int]:
     """Read the parse outputs and write the session logs, view tables and maps (`parsed`, `out`: their paths,
     or the folder holding them; see `membench.sessions.reader.STORE_FILES`).
 
     units: "upstream" writes the benchmark's own retrieval unit for each turn where membench knows one
-    (LoCoMo); "plain" indexes the turn's text and image caption only."""
+    (LoCoMo); "plain" indexes the turn's text and image caption only. `record`: the dataset's benchmark (the job's;
+    by default the one its parse names)."""
     if units not in UNITS:
         raise ValueError(f"units must be one of {UNITS}, got {units!r}")
     files = needed(dataset_files(parsed), "normalization", "questions", "turns", "haystacks")
-    kind = json.loads(files[0].read_text(encoding="utf-8"))["kind"]
-    unit_format = benchmark(kind).unit_format if units == "upstream" else None
+    record = record or parsed_with(files[0])
+    unit_format = record.unit_format if units == "upstream" else None
     questions, turns, haystacks = (pd.read_parquet(p) for p in files[1:])
 
     haystack_keys = {h: f"h{i:05d}" for i, h in enumerate(pd.unique(haystacks["haystack_id"]))}
@@ -118,5 +120,5 @@ def ingest(parsed: Path | Mapping[str, Path], out: Path | Mapping[str, Path],
 
 def rule_ingest(job: Job) -> None:
     """Rule ingest: one dataset's tables -> its session logs, view and id maps."""
-    done = ingest(job.input.files(), job.output.files(), job.params.units)
+    done = ingest(job.input.files(), job.output.files(), job.params.units, job.benchmark)
     log.info("ingested %s", done)

@@ -8,7 +8,7 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import Any
 
-from membench.benchmarks.registry import benchmark, parse_dataset
+from membench.benchmarks.record import Benchmark
 from membench.datasets.errata import apply_errata
 from membench.datasets.errata.evidence import apply_evidence_errata
 from membench.datasets.subset import subset
@@ -18,7 +18,7 @@ from membench.jobs.job import Job
 log = logging.getLogger(__name__)
 
 
-def run(kind: str, source: Path, out: Path | Mapping[str, Path], errata: Mapping[str, Any] | None = None,
+def run(record: Benchmark, source: Path, out: Path | Mapping[str, Path], errata: Mapping[str, Any] | None = None,
         subset_spec: dict | None = None, category_names: Mapping[str, str] | None = None,
         digests: Mapping[str, str] | None = None) -> dict:
     """Parse, name the categories (`category_names`: the dataset's config key, for a record that names
@@ -28,19 +28,19 @@ def run(kind: str, source: Path, out: Path | Mapping[str, Path], errata: Mapping
     paths in `out`, or into the folder `out`). `digests`: the sha256 of source files known already (the rule's
     param for a local copy, from `membench.jobs.source_digests`), so a large file is not hashed a second time."""
     source = Path(source)
-    parsed = parse_dataset(kind, source)
+    parsed = record.parse_source(source)
     known = digests or {}
-    sources = {str(p): known.get(str(p)) or sha256_file(p) for p in benchmark(kind).files_read(source)}
-    if category_names and benchmark(kind).name_categories:
-        benchmark(kind).name_categories(parsed, category_names)
-    if benchmark(kind).errata:
-        parsed.counts["gold_errata_applied"] = apply_errata(parsed, errata, benchmark(kind).errata)
+    sources = {str(p): known.get(str(p)) or sha256_file(p) for p in record.files_read(source)}
+    if category_names and record.name_categories:
+        record.name_categories(parsed, category_names)
+    if record.errata:
+        parsed.counts["gold_errata_applied"] = apply_errata(parsed, errata, record.errata)
     if subset_spec:
         parsed = subset(parsed, int(subset_spec["per_group"]), int(subset_spec["seed"]))
-    if benchmark(kind).evidence_errata:
-        parsed.counts["evidence_errata"] = apply_evidence_errata(parsed, errata, benchmark(kind).evidence_errata)
+    if record.evidence_errata:
+        parsed.counts["evidence_errata"] = apply_evidence_errata(parsed, errata, record.evidence_errata)
     parsed.write(out if isinstance(out, Mapping) else Path(out), sources)
-    log.info("parsed %s from %s: %s", kind, source, parsed.counts)
+    log.info("parsed %s from %s: %s", record.kind, source, parsed.counts)
     for entry in parsed.log.as_list():
         log.info("normalisation %s (%s): %d", entry["code"], entry["action"], entry["count"])
     return parsed.counts
@@ -49,4 +49,4 @@ def run(kind: str, source: Path, out: Path | Mapping[str, Path], errata: Mapping
 def rule_parse(job: Job) -> None:
     """Rule parse: a benchmark's published file -> the parsed tables."""
     p = job.params
-    run(p.kind, Path(p.source), job.output.files(), p.errata, p.subset, p.category_names, p.sha256)
+    run(job.benchmark, Path(p.source), job.output.files(), p.errata, p.subset, p.category_names, p.sha256)

@@ -40,13 +40,13 @@ import numpy as np
 import pandas as pd
 
 from membench.config import config_section
-from membench.benchmarks.registry import benchmark, supporting
+from membench.benchmarks.record import Benchmark
+from membench.benchmarks.registry import supporting
 from membench.datasets.tables import dataset_files, needed
 from membench.errors import InputError
 from membench.io import atomic_write_parquet
 from membench.llm.prompts import load_prompt
 from membench.llm.replies import parse_text
-from membench.benchmarks.locomo.answer_f1 import locomo_score
 from membench.qa.answer import TurnIndex, answer_messages, question_text, render_context, resolve_choice
 from membench.qa.judging import EXCLUDED, fold_verdicts, upstream_gold, verdict_jobs
 from membench.qa.verdict import RULE_RUBRIC, gold_for, verdict_by_rule, verdict_parser
@@ -56,7 +56,7 @@ from membench.jobs.job import Job
 
 log = logging.getLogger(__name__)
 
-__all__ = ["QA_COLUMNS", "check_kind", "run", "select_questions"]
+__all__ = ["QA_COLUMNS", "check_qa", "run", "select_questions"]
 
 QA_COLUMNS = {"question_id": "string", "split": "string", "question_type": "string", "category": "Int64",
               "answer": "string", "raw_answer": "string", "correct": "boolean", "f1": "float64",
@@ -80,13 +80,13 @@ def select_questions(questions: pd.DataFrame, opts: Mapping[str, Any]) -> pd.Dat
     return out
 
 
-def check_kind(kind: str, path: Path, what: str = "answer-mode QA") -> None:
+def check_qa(record: Benchmark, path: Path, what: str = "answer-mode QA") -> None:
     """An error naming ``path`` unless the benchmark's record has QA rules."""
-    if kind not in supporting("qa"):
-        raise InputError(path, f"{what} covers {', '.join(supporting('qa'))}, not {kind!r}")
+    if record.qa is None:
+        raise InputError(path, f"{what} covers {', '.join(supporting('qa'))}, not {record.kind!r}")
 
 
-def run(kind: str, tables: Path | Mapping[str, Path], run_path: Path | None, out_path: Path, scores_path: Path | None,
+def run(record: Benchmark, tables: Path | Mapping[str, Path], run_path: Path | None, out_path: Path, scores_path: Path | None,
         config: Mapping[str, Any], cache_path: Path, cost_path: Path | None = None, *, dataset: str | None = None,
         adapter: str | None = None, progress: bool = True, base_dir: Path | None = None,
         **client_overrides) -> pd.DataFrame:
@@ -96,13 +96,12 @@ def run(kind: str, tables: Path | Mapping[str, Path], run_path: Path | None, out
     of the question's haystack in date order (as LongMemEval's and LoCoMo's papers report it), cut only at
     ``qa.full_context_max_chars``."""
     questions_path, turns_path, haystacks_path = needed(dataset_files(tables), "questions", "turns", "haystacks")
-    check_kind(kind, questions_path)
-    record = benchmark(kind)
+    check_qa(record, questions_path)
     opts = config_section(config, "qa")
     k = opts["k"]
     granularity = opts["granularity"] or record.qa.granularity
     if granularity not in record.granularities:
-        raise InputError("config", f"{kind} is ranked at {', '.join(record.granularities)}, not {granularity!r}",
+        raise InputError("config", f"{record.kind} is ranked at {', '.join(record.granularities)}, not {granularity!r}",
                          field="qa.granularity")
     expand = opts["expand_rounds"] if opts["expand_rounds"] is not None else record.qa.expand_rounds
     questions = pd.read_parquet(questions_path)
@@ -132,7 +131,7 @@ def run(kind: str, tables: Path | Mapping[str, Path], run_path: Path | None, out
             else:
                 excerpts.append(ex)
         context, shown = render_context(excerpts, max_chars, "date" if run_path is None else opts["order"])
-        text, key = question_text(q, kind, bool(opts["adversarial_choices"]))
+        text, key = question_text(q, record, bool(opts["adversarial_choices"]))
         date = q.get("question_date")
         requests.append({"messages": answer_messages(answer_prompt, context, text, None if pd.isna(date) else date),
                          "tags": {"prompt": answer_prompt.version}})
@@ -155,8 +154,8 @@ def run(kind: str, tables: Path | Mapping[str, Path], run_path: Path | None, out
         with answer_client.sigterm_guard():
             replies, stop, message = call_batch(answer_client, requests, stage="qa-answer", parse=parse_text,
                                                 progress=progress, **opts["answer_params"])
-        todo = _answers_into_rows(kind, records, rows, replies, keys, stop, answer_client.model, samples)
-        jobs = verdict_jobs(kind, verdict_prompt, todo, samples)
+        todo = _answers_into_rows(record, records, rows, replies, keys, stop, answer_client.model, samples)
+        jobs = verdict_jobs(record, verdict_prompt, todo, samples)
         if jobs and stop is None:
             verdict_client = make_client(config, cache_path, "qa-verdict", **client_overrides)
             clients.append(verdict_client)
@@ -164,9 +163,9 @@ def run(kind: str, tables: Path | Mapping[str, Path], run_path: Path | None, out
                 vreplies, stop, message = call_batch(verdict_client, [j.request for j in jobs], stage="qa-verdict",
                                                      parse=verdict_parser(), progress=progress,
                                                      **opts["verdict_params"])
-            fold_verdicts(rows, kind, records, jobs, vreplies, stop, samples, verdict_client.model)
+            fold_verdicts(rows, record, records, jobs, vreplies, stop, samples, verdict_client.model)
         else:  # the answer batch was stopped: no verdict call is started
-            fold_verdicts(rows, kind, records, jobs, [None] * len(jobs), stop or "failed", samples, "")
+            fold_verdicts(rows, record, records, jobs, [None] * len(jobs), stop or "failed", samples, "")
 
         out = pd.DataFrame(rows, columns=list(QA_COLUMNS)).astype(QA_COLUMNS)
         atomic_write_parquet(out, Path(out_path))
@@ -203,7 +202,7 @@ def ranked_top(run_path: Path, granularity: str, k: int) -> dict[str, list[str]]
     return {qid: list(g.sort_values("rank").item_id.head(k)) for qid, g in part.groupby("question_id")}
 
 
-def _answers_into_rows(kind: str, records: list[dict], rows: list[dict], replies: list, keys: list,
+def _answers_into_rows(record: Benchmark, records: list[dict], rows: list[dict], replies: list, keys: list,
                        stop: str | None, model: str, samples: int) -> list[tuple[int, dict, str]]:
     """Fill the answer columns (and rule verdicts, token F1); return what a model must judge."""
     todo = []
@@ -220,14 +219,14 @@ def _answers_into_rows(kind: str, records: list[dict], rows: list[dict], replies
         row["raw_answer"] = reply.value
         row["answer"] = answer = resolve_choice(reply.value, key)
         gold, upstream = gold_for(q), upstream_gold(q)
-        if benchmark(kind).qa_rule("categories"):  # token F1 against the gold in use and against the benchmark's own answer
+        if record.qa.answer_f1:  # its own token F1 against the gold in use and against the benchmark's own answer
             category = int(q["category"])
             reference = upstream if upstream is not None else gold
             if category == 5 or gold is not None:
-                row["f1"] = locomo_score(category, answer, gold or "")
+                row["f1"] = record.qa.answer_f1(category, answer, gold or "")
             if category == 5 or reference is not None:
-                row["f1_upstream"] = locomo_score(category, answer, reference or "")
-        by_rule = verdict_by_rule(kind, q, answer)
+                row["f1_upstream"] = record.qa.answer_f1(category, answer, reference or "")
+        by_rule = verdict_by_rule(record, q, answer)
         if by_rule is not None:
             row.update(correct=by_rule, correct_upstream=by_rule, verdict_status="ok", verdict_by="rule",
                        status="ok", rubric=RULE_RUBRIC, verdicts=("1" if by_rule else "0") * samples)
@@ -242,5 +241,5 @@ def _answers_into_rows(kind: str, records: list[dict], rows: list[dict], replies
 def rule_qa(job: Job) -> None:
     """Rule qa: answer mode for one run (answer from its top k, then the verdicts)."""
     p, out = job.params, job.output
-    run(p.kind, job.input.files(), job.input.path("run"), out.path("qa"), out.path("scores"), p.config,
+    run(job.benchmark, job.input.files(), job.input.path("run"), out.path("qa"), out.path("scores"), p.config,
         Path(p.cache), out.path("cost"), dataset=job.wildcards.dataset, adapter=job.wildcards.adapter)

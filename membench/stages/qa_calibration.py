@@ -20,6 +20,7 @@ import pandas as pd
 
 from membench.config import config_section
 from membench.datasets.tables import dataset_files, needed
+from membench.benchmarks.record import Benchmark
 from membench.io import atomic_write_parquet
 from membench.llm.prompts import load_prompt
 from membench.qa.calibration import CALIBRATION_COLUMNS, calibration_summary
@@ -27,7 +28,7 @@ from membench.qa.probes import build_probes
 from membench.qa.verdict import (RULE_RUBRIC, gold_for, rubric_version, verdict_by_rule, verdict_parser, verdict_request,
                                   verdict_type)
 from membench.llm.stage_calls import StageStopped, call_batch, make_client, stop_note, write_cost
-from membench.stages.qa import check_kind, select_questions
+from membench.stages.qa import check_qa, select_questions
 from membench.jobs.job import Job
 
 log = logging.getLogger(__name__)
@@ -35,18 +36,18 @@ log = logging.getLogger(__name__)
 __all__ = ["run"]
 
 
-def run(kind: str, tables: Path | Mapping[str, Path], out_path: Path, config: Mapping[str, Any], cache_path: Path,
+def run(record: Benchmark, tables: Path | Mapping[str, Path], out_path: Path, config: Mapping[str, Any], cache_path: Path,
         cost_path: Path | None = None, *, dataset: str | None = None, progress: bool = True,
         base_dir: Path | None = None, **client_overrides) -> pd.DataFrame:
     """Build the probes, judge them, write and return the per-probe table (``tables``: the questions table's
     path, or the dataset folder)."""
     questions_path, = needed(dataset_files(tables), "questions")
-    check_kind(kind, questions_path, "judge calibration")
+    check_qa(record, questions_path, "judge calibration")
     opts = config_section(config, "qa")
     n = opts["judge_calibration"]["n"]
     questions = pd.read_parquet(questions_path)
     chosen = select_questions(questions, opts)
-    probes = build_probes(kind, questions, chosen, n)
+    probes = build_probes(record, questions, chosen, n)
     by_id = {q["question_id"]: q for q in chosen.to_dict("records")}
     prompt = load_prompt("verdict", config, base_dir)
 
@@ -55,13 +56,13 @@ def run(kind: str, tables: Path | Mapping[str, Path], out_path: Path, config: Ma
         q = by_id[p.question_id]
         row = {"question_id": p.question_id, "question_type": q.get("question_type"), "category": q.get("category"),
                "probe": p.kind, "answer": p.answer, "should_accept": p.should_accept, "accepted": pd.NA,
-               "judged_by": "llm", "rubric": rubric_version(verdict_type(kind, q)), "status": None, "error": None,
+               "judged_by": "llm", "rubric": rubric_version(record, verdict_type(record, q)), "status": None, "error": None,
                "model": None}
-        by_rule = verdict_by_rule(kind, q, p.answer)
+        by_rule = verdict_by_rule(record, q, p.answer)
         if by_rule is not None:
             row.update(accepted=by_rule, judged_by="rule", rubric=RULE_RUBRIC, status="ok")
         else:
-            todo.append((row, verdict_request(prompt, q["question"], verdict_type(kind, q), gold_for(q), p.answer)))
+            todo.append((row, verdict_request(prompt, record, q["question"], verdict_type(record, q), gold_for(q), p.answer)))
         rows.append(row)
 
     client = make_client(config, cache_path, "qa-verdict", **client_overrides)
@@ -97,5 +98,5 @@ def run(kind: str, tables: Path | Mapping[str, Path], out_path: Path, config: Ma
 def rule_qa_calibration(job: Job) -> None:
     """Rule qa_calibration: the QA judge asked about known-answer probes."""
     p = job.params
-    run(p.kind, job.input.files(), job.output.path("probes"), p.config, Path(p.cache), job.output.path("cost"),
+    run(job.benchmark, job.input.files(), job.output.path("probes"), p.config, Path(p.cache), job.output.path("cost"),
         dataset=job.wildcards.dataset)

@@ -12,5 +12,5 @@ from membench.stages.qa import run
 def rule_qa_full_context(job: Job) -> None:
     """Rule qa_full_context: the upper reference, every question answered from its whole history."""
     p, out = job.params, job.output
-    run(p.kind, job.input.files(), None, out.path("qa"), out.path("scores"), p.config, Path(p.cache),
+    run(job.benchmark, job.input.files(), None, out.path("qa"), out.path("scores"), p.config, Path(p.cache),
         out.path("cost"), dataset=job.wildcards.dataset, adapter=FULL_CONTEXT)

@@ -19,12 +19,11 @@ import pandas as pd
 from tqdm import tqdm
 
 from membench.runs.registry import load_adapter
-from membench.benchmarks.registry import benchmark
+from membench.benchmarks.record import Benchmark
 from membench.embedding.plan import run_texts
 from membench.io import atomic_write_parquet, atomic_write_text
 from membench.datasets.run_files import RUN_COLUMNS, id_maps, run_table, write_trec
-from membench.datasets.tables import needed
-from membench.sessions.reader import SessionStore, StorePaths, store_files
+from membench.sessions.reader import SessionStore, StoreFiles, StorePaths
 from membench.errors import SystemOutputError
 from membench.metrics.efficiency import latency_summary
 from membench.sessions.checks import ScoreCountError, is_short, ranking_problems
@@ -35,16 +34,17 @@ from membench.runs.request import RunFiles, RunRequest
 log = logging.getLogger(__name__)
 
 
-def granularities_for(kind: str, adapter) -> list[str]:
-    return [g for g in benchmark(kind).granularities if g in adapter.granularities]
+def granularities_for(record: Benchmark, adapter) -> list[str]:
+    """What a run ranks at: the benchmark's granularities that the adapter ranks, in the benchmark's order."""
+    return [g for g in record.granularities if g in adapter.granularities]
 
 
-def prefetch_embeddings(kind: str, adapter, store: SessionStore, queries: list[tuple[Query, str]]) -> None:
+def prefetch_embeddings(record: Benchmark, adapter, store: SessionStore, queries: list[tuple[Query, str]]) -> None:
     """Embed, in one batched call, whatever the run needs that is not cached yet -- nothing when the embed
     stage ran -- so no question pays a model call of its own."""
     cache = adapter.embedder()
     if cache is not None:
-        cache.ensure(run_texts(adapter, store, granularities_for(kind, adapter), queries).texts)
+        cache.ensure(run_texts(adapter, store, granularities_for(record, adapter), queries).texts)
         log.info("embeddings: %s", cache.stats())
 
 
@@ -53,7 +53,7 @@ def part_of(items: list, part: int, parts: int) -> list:
     return items[len(items) * part // parts: len(items) * (part + 1) // parts]
 
 
-def rank_dataset(kind: str, store_paths: StorePaths, adapter, depth: int,
+def rank_dataset(record: Benchmark, store_paths: StorePaths, adapter, depth: int,
                  facts_dir: Path | None = None, part: int = 0, parts: int = 1, name: str | None = None,
                  short: Counter | None = None, latencies: list[float] | None = None) -> pd.DataFrame:
     """Rank every query (or one contiguous part of them); returns the run with benchmark item ids.
@@ -64,14 +64,14 @@ def rank_dataset(kind: str, store_paths: StorePaths, adapter, depth: int,
     each `rank` call (one search)."""
     if "facts" in getattr(adapter, "needs", ()) and facts_dir is None:
         raise ValueError(f"adapter {adapter.name!r} ranks over facts, but no fact logs were given")
-    item_map, query_map = needed(store_files(store_paths), "item_map", "query_map")
-    store = SessionStore(store_paths, user_turns_only=benchmark(kind).user_turns_only, facts_dir=facts_dir)
+    files = StoreFiles.of(store_paths)
+    item_map, query_map = files.id_maps()
+    store = SessionStore(files, user_turns_only=record.user_turns_only, facts_dir=facts_dir)
     queries = part_of(list(store.queries(adapter.uses_metadata)), part, parts)
-    prefetch_embeddings(kind, adapter, store, queries)
+    prefetch_embeddings(record, adapter, store, queries)
     names, qids = id_maps(item_map, query_map)
     rows: list[tuple] = []
-    record = benchmark(kind)
-    for granularity in granularities_for(kind, adapter):
+    for granularity in granularities_for(record, adapter):
         mapping = names[granularity]
         seen = None
         for query, hay in tqdm(queries, desc=f"{adapter.name} {granularity}", mininterval=5, leave=False):
@@ -98,10 +98,10 @@ def rank_dataset(kind: str, store_paths: StorePaths, adapter, depth: int,
     return run_table(rows)
 
 
-def merge_parts(kind: str, adapter, parts: list[pd.DataFrame]) -> pd.DataFrame:
+def merge_parts(record: Benchmark, adapter, parts: list[pd.DataFrame]) -> pd.DataFrame:
     """The parts of a sharded run joined into the run an unsharded job writes, row for row: granularity by
     granularity, and inside one the parts in order (each holds a contiguous slice of the queries)."""
-    order = {g: i for i, g in enumerate(granularities_for(kind, adapter))}
+    order = {g: i for i, g in enumerate(granularities_for(record, adapter))}
     joined = pd.concat(parts, ignore_index=True)
     joined = joined.iloc[joined.granularity.map(order).argsort(kind="stable")].reset_index(drop=True)
     merged = joined.astype(RUN_COLUMNS)
@@ -111,7 +111,7 @@ def merge_parts(kind: str, adapter, parts: list[pd.DataFrame]) -> pd.DataFrame:
 
 def run(request: RunRequest, files: RunFiles, part_paths: list[Path] | None = None) -> pd.DataFrame:
     """Rank (or, given `part_paths`, merge the parts ranked by `run_part`) and write the run files."""
-    kind = request.kind
+    record = request.benchmark
     adapter = load_adapter(request.spec, request.params, request.context())
     short: Counter = Counter()
     latencies: list[float] = []
@@ -120,19 +120,19 @@ def run(request: RunRequest, files: RunFiles, part_paths: list[Path] | None = No
         for part in parts:
             short.update(part.attrs.get("short", {}))
             latencies += part.attrs.get("latencies", [])
-        result = merge_parts(kind, adapter, parts)
+        result = merge_parts(record, adapter, parts)
     else:
-        result = rank_dataset(kind, request.store, adapter, request.depth, request.facts, name=request.name,
+        result = rank_dataset(record, request.store, adapter, request.depth, request.facts, name=request.name,
                               short=short, latencies=latencies)
     if result.empty:
-        raise ValueError(f"adapter {request.name!r} ranked nothing on a {kind} dataset (granularities "
-                         f"{list(adapter.granularities)} vs {list(benchmark(kind).granularities)})")
+        raise ValueError(f"adapter {request.name!r} ranked nothing on a {record.kind} dataset (granularities "
+                         f"{list(adapter.granularities)} vs {list(record.granularities)})")
     meta = {"name": request.name, "adapter": request.spec,
             "class": f"{type(adapter).__module__}.{type(adapter).__qualname__}",
             "config": adapter.config(), "uses_metadata": list(adapter.uses_metadata),
-            "granularities": granularities_for(kind, adapter), "depth": benchmark(kind).depth_label(request.depth),
+            "granularities": granularities_for(record, adapter), "depth": record.depth_label(request.depth),
             "facts": str(request.facts) if request.facts else None,
-            "short_rankings": {g: short[g] for g in granularities_for(kind, adapter)},
+            "short_rankings": {g: short[g] for g in granularities_for(record, adapter)},
             "latency_ms": latency_summary(latencies)}
     atomic_write_parquet(result, files.run)
     write_trec(result, files.trec, request.name)
@@ -147,7 +147,7 @@ def run_part(request: RunRequest, part: int, parts: int, out: Path) -> pd.DataFr
     adapter = load_adapter(request.spec, request.params, request.context())
     short: Counter = Counter()
     latencies: list[float] = []
-    result = rank_dataset(request.kind, request.store, adapter, request.depth, request.facts, part, parts,
+    result = rank_dataset(request.benchmark, request.store, adapter, request.depth, request.facts, part, parts,
                           name=request.name, short=short, latencies=latencies)
     result.attrs.update(short=dict(short), latencies=latencies)  # in the part's Parquet metadata, for the merge
     atomic_write_parquet(result, out)

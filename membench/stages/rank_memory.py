@@ -28,7 +28,6 @@ from membench.metrics.efficiency import latency_summary
 from membench.memory.sealed.seal import Seal
 from membench.memory.sealed.parent import SealedSystem
 from membench.jobs.provenance import plugin_root
-from membench.sessions.reader import store_files
 from membench.llm.stage_calls import make_client, write_cost
 from membench.jobs.job import Job
 
@@ -39,7 +38,7 @@ STAGES = ("memory-ingest", "memory-search")
 def seal_for(request: RunRequest, cls: type, store_root: Path, gold: Sequence[Path] = ()) -> Seal:
     """What the sealed system may read: its dataset's session logs, its store, the embedding cache, membench's and
     its own code; refused: the dataset's results folder, the working directory and `gold` (the benchmark's files)."""
-    sessions = Path(store_files(request.store)["sessions"])
+    sessions = request.store.sessions
     origin = Path(sys.modules[cls.__module__].__file__)
     code = [Path(membench.__file__).parent, plugin_root(cls.__module__, origin)]
     return Seal.for_run(sessions, Path(store_root), request.embeddings, code, [sessions.parent, Path.cwd(), *gold])
@@ -51,7 +50,7 @@ def run(request: RunRequest, files: RunFiles, cost_path: Path, store_root: Path,
     config's `llm` section, read when the system makes model calls. `sealed`: the system runs in a process of its
     own that cannot read the gold (`membench.memory.sealed.parent`); `gold` adds the benchmark's files to what it may not
     read."""
-    cls, name, kind = resolve(request.spec), request.name, request.kind
+    cls, name, record = resolve(request.spec), request.name, request.benchmark
     if not is_memory_system(cls):
         raise ValueError(f"run {name!r}: {request.spec!r} is not a memory system (membench.memory.protocol.MemorySystem)")
     with ExitStack() as stack:
@@ -66,7 +65,7 @@ def run(request: RunRequest, files: RunFiles, cost_path: Path, store_root: Path,
             client = make_client({"llm": dict(llm)}, llm_cache, stage=STAGES[0])
             stack.callback(client.close)
             endpoint = stack.enter_context(CachingEndpoint(client, STAGES[0]))
-        result, acc = run_memory(kind, request.store, system, request.depth, Path(store_root),
+        result, acc = run_memory(record, request.store, system, request.depth, Path(store_root),
                                  shared_cache(request.embeddings, **dict(request.embedding_options)), endpoint,
                                  name)
         system_stats = system.stats()
@@ -75,7 +74,7 @@ def run(request: RunRequest, files: RunFiles, cost_path: Path, store_root: Path,
             "stage": "memory", "dataset": dataset, "adapter": name, "status": "complete", "model": None,
             "summary": {"stages": {s: {"calls": 0, "cache_hits": 0} for s in STAGES}}}
     if result.empty:
-        raise ValueError(f"memory system {name!r} returned nothing on a {kind} dataset")
+        raise ValueError(f"memory system {name!r} returned nothing on a {record.kind} dataset")
     memory = acc.as_dict({s: {"calls": c.get("calls", 0), "cache_hits": c.get("cache_hits", 0)}
                           for s, c in calls.items()})
     meta = {"name": name, "adapter": request.spec, "class": f"{cls.__module__}.{cls.__qualname__}",

@@ -25,7 +25,7 @@ def rule_report(job: Job) -> None:
         resamples=p.config["report"]["bootstrap_resamples"], seed=p.config["report"]["seed"])
     runs = [tuple(r) for r in p.runs]
     inputs = ReportInputs(
-        datasets=dict(p.datasets), results_dir=Path("results"), summary=pd.read_parquet(i.summary),
+        datasets=dict(job.benchmarks), results_dir=Path("results"), summary=pd.read_parquet(i.summary),
         significance=pd.read_parquet(i.significance), runs=runs, baseline=p.baseline,
         config=dict(p.config), bench_dir=Path("benchmarks"),
         extra_sections=["## Model-call stages\n\n" + models, memory_section(Path("results"), runs),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from membench.benchmarks.registry import benchmark
+from membench.benchmarks.record import Benchmark
 from membench.datasets.tables import QREL_COLUMNS, dataset_files, needed
 from membench.io import atomic_write_parquet
 from membench.scoring import efficiency
@@ -19,11 +19,11 @@ from membench.jobs.job import Job
 log = logging.getLogger(__name__)
 
 
-def run(kind: str, run_path: Path, tables: Path | Mapping[str, Path], out: Path) -> pd.DataFrame:
+def run(record: Benchmark, run_path: Path, tables: Path | Mapping[str, Path], out: Path) -> pd.DataFrame:
     """Score the run over the gold ``tables`` (their paths, or the dataset folder)."""
     ranking = pd.read_parquet(run_path)
     gold = Gold.load(tables)
-    scores = benchmark(kind).score(ranking, gold)
+    scores = record.score(ranking, gold)
     atomic_write_parquet(scores, out)
     counted = scores[scores.skip.isna()]
     log.info("%s: %d questions scored, %d skipped", run_path, counted.question_id.nunique(),
@@ -31,7 +31,7 @@ def run(kind: str, run_path: Path, tables: Path | Mapping[str, Path], out: Path)
     return scores
 
 
-def run_published(kind: str, run_path: Path, tables: Path | Mapping[str, Path], out: Path) -> pd.DataFrame:
+def run_published(record: Benchmark, run_path: Path, tables: Path | Mapping[str, Path], out: Path) -> pd.DataFrame:
     """Score the run on the evidence as published (the ``evidence_errata`` table's `published` rows), for the
     questions an evidence erratum changed only; none changed, an empty table."""
     errata = pd.read_parquet(needed(dataset_files(tables), "evidence_errata")[0])
@@ -42,7 +42,7 @@ def run_published(kind: str, run_path: Path, tables: Path | Mapping[str, Path], 
         gold.questions = gold.questions[gold.questions.question_id.isin(changed)]
         gold.qrels = pd.concat([gold.qrels[~gold.qrels.question_id.isin(changed)], published[list(QREL_COLUMNS)]],
                                ignore_index=True)
-        scores = benchmark(kind).score(ranking[ranking.question_id.isin(changed)], gold)
+        scores = record.score(ranking[ranking.question_id.isin(changed)], gold)
     else:
         scores = frame([])
     atomic_write_parquet(scores, out)
@@ -50,10 +50,9 @@ def run_published(kind: str, run_path: Path, tables: Path | Mapping[str, Path], 
     return scores
 
 
-def run_efficiency(kind: str, run_path: Path, tables: Path | Mapping[str, Path], tokens: Path,
+def run_efficiency(record: Benchmark, run_path: Path, tables: Path | Mapping[str, Path], tokens: Path,
                    out: Path) -> pd.DataFrame:
     """The run's efficiency rows (tokens of its top k, recall within the benchmark's token budget)."""
-    record = benchmark(kind)
     rows = efficiency.score(pd.read_parquet(run_path), Gold.load(tables), pd.read_parquet(tokens),
                             record.granularities, record.token_budget)
     atomic_write_parquet(rows, out)
@@ -62,6 +61,6 @@ def run_efficiency(kind: str, run_path: Path, tables: Path | Mapping[str, Path],
 
 def rule_score(job: Job) -> None:
     """Rule score: a run -> per-question scores by the benchmark's own formulas, and its efficiency rows."""
-    run(job.params.kind, job.input.path("run"), job.input.files(), job.output.path("scores"))
-    run_efficiency(job.params.kind, job.input.path("run"), job.input.files(), job.input.path("tokens"),
+    run(job.benchmark, job.input.path("run"), job.input.files(), job.output.path("scores"))
+    run_efficiency(job.benchmark, job.input.path("run"), job.input.files(), job.input.path("tokens"),
                    job.output.path("efficiency"))

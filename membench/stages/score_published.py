@@ -8,4 +8,4 @@ from membench.stages.score import run_published
 
 def rule_score_published(job: Job) -> None:
     """Rule score_published: a run scored by the protocol of a published figure."""
-    run_published(job.params.kind, job.input.path("run"), job.input.files(), job.output.path("scores"))
+    run_published(job.benchmark, job.input.path("run"), job.input.files(), job.output.path("scores"))

@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 from membench.jobs import source_digests
-from membench.benchmarks.registry import benchmark
+from membench.benchmarks.registry import of_dataset
 from membench.config import absolute_paths, enabled_datasets, is_local, subset_workdir, validate_config
 from membench.logs import one_line_errors
 from membench.jobs.provenance import script_version
@@ -62,7 +62,7 @@ def dataset_spec(wildcards):
 
 def dataset_benchmark(wildcards):
     """The dataset's benchmark record (membench.benchmarks): what its kind is ranked, scored and reported by."""
-    return benchmark(dataset_spec(wildcards)["kind"])
+    return of_dataset(config, wildcards.dataset)
 
 
 def benchmark_fields(*names):
@@ -115,7 +115,7 @@ def evidence_errata_applied(dataset):
     on the evidence as published, for the report to show both."""
     settings = config["errata"]
     return (settings["enabled"] and settings["evidence"] == "apply"
-            and benchmark(config["datasets"][dataset]["kind"]).evidence_errata)
+            and of_dataset(config, dataset).evidence_errata)
 
 
 # ---------------------------------------------------------------- adapters
@@ -297,6 +297,6 @@ def retrieval_logs():
     return [
         f"results/{d}/runs/{a}.retrieval_log.{g}.jsonl"
         for d, a in RUNS
-        if benchmark(config["datasets"][d]["kind"]).retrieval_log
-        for g in benchmark(config["datasets"][d]["kind"]).granularities
+        if of_dataset(config, d).retrieval_log
+        for g in of_dataset(config, d).granularities
     ]

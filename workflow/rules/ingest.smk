@@ -14,6 +14,7 @@ rule ingest:
         item_map="results/{dataset}/maps/item_map.parquet",
         query_map="results/{dataset}/maps/query_map.parquet",
     params:
+        kind=lambda w: dataset_spec(w)["kind"],
         units=lambda w: dataset_spec(w)["units"],
         code=script_version("scripts/ingest.py"),
     log:

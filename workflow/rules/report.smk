@@ -186,7 +186,7 @@ rule report:
     output:
         report=report("results/report.md", category="Report", caption="../report/report.rst"),
     params:
-        datasets={d: config["datasets"][d]["kind"] for d in DATASETS},
+        kinds={d: config["datasets"][d]["kind"] for d in DATASETS},
         runs=RUNS,
         answered=ANSWERED + ANSWERED_IN_FULL,
         calibrated=CALIBRATED,
