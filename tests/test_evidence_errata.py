@@ -15,7 +15,7 @@ from membench.config import validate_config
 from membench.benchmarks.registry import benchmark
 from membench.datasets.errata.evidence import apply_evidence_errata, load_evidence_errata
 from membench.errors import InputError
-from membench.report.evidence_errata import evidence_errata_section
+from membench.report.evidence_errata import EvidenceErrataFiles, evidence_errata_section
 from membench.stages import score
 
 AUDIT = "https://github.com/dial481/locomo-audit/blob/ded8d0f08903d72b5a5eeda4fee5ced76126e7bc/audit/errors_conv_"
@@ -143,6 +143,12 @@ def _session_run(data) -> pd.DataFrame:
     return pd.DataFrame(rows).astype({"question_id": "string", "item_id": "string", "granularity": "string"})
 
 
+def _errata_files(results: Path) -> EvidenceErrataFiles:
+    """The files the report rule declares for one dataset with evidence errata and one run, bm25."""
+    return EvidenceErrataFiles(results / "evidence_errata.parquet",
+                               {"bm25": (results / "scores" / "bm25.parquet", results / "scores-published" / "bm25.parquet")})
+
+
 def test_apply_scores_the_correction_and_the_published_figure_beside_it(lme_file, tmp_path):
     """eac54add ranks answer_0d4d0348_2 first and answer_0d4d0348_1 8th. Corrected (only _2 is evidence):
     recall_all@5 = 1 and ndcg_any@10 = 1. As published (both): recall_all@5 = 0, and ndcg_any@10 = (1 + 1/log2 8) / 2
@@ -163,7 +169,7 @@ def test_apply_scores_the_correction_and_the_published_figure_beside_it(lme_file
     assert value(corrected, "eac54add", "session/ndcg_any@10") == 1.0
     assert value(published, "eac54add", "session/ndcg_any@10") == pytest.approx(2 / 3, abs=1e-12)
     assert set(published.question_id) == {"eac54add"}
-    text = evidence_errata_section("lme", benchmark("longmemeval"), tmp_path / "results", ["bm25"])
+    text = evidence_errata_section("lme", benchmark("longmemeval"), _errata_files(results))
     assert "1 known wrong evidence labels were corrected" in text
     assert "| bm25 | session/recall_all@5 | 0.5000 | 1.0000 | +0.5000 | 1 |" in text
     assert "| bm25 | session/ndcg_any@10 | 0.8333 | 1.0000 | +0.1667 | 1 |" in text
@@ -181,7 +187,7 @@ def test_published_mode_scores_nothing_twice_and_shows_nothing(lme_file, tmp_pat
     _session_run(data).to_parquet(results / "runs" / "bm25.parquet")
     assert score.run_published(benchmark("longmemeval"), results / "runs" / "bm25.parquet", results,
                                results / "scores-published" / "bm25.parquet").empty
-    assert evidence_errata_section("lme", benchmark("longmemeval"), tmp_path / "results", ["bm25"]) == ""
+    assert evidence_errata_section("lme", benchmark("longmemeval"), _errata_files(results)) == ""
 
 
 # --------------------------------------------------------------------------------------- files and config

@@ -13,20 +13,25 @@ MEM0 = {"depth": 100, "memory": {
     "model_calls": {"memory-ingest": {"calls": 0, "cache_hits": 0}, "memory-search": {"calls": 0, "cache_hits": 0}}}}
 
 
+def _metas(root, runs):
+    """(dataset, run) -> its metadata file, as the report rule declares them."""
+    return {(d, a): root / d / "runs" / f"{a}.json" for d, a in runs}
+
+
 def test_memory_section_says_what_was_ingested_and_flags_short_searches(tmp_path):
     runs = tmp_path / "locomo" / "runs"
     runs.mkdir(parents=True)
     (runs / "mem0.json").write_text(json.dumps(MEM0), encoding="utf-8")
     (runs / "bm25.json").write_text(json.dumps({"depth": 100}), encoding="utf-8")
     (runs / "dense.json").write_text(json.dumps({"depth": 50}), encoding="utf-8")
-    section = memory_section(tmp_path, [("locomo", "mem0"), ("locomo", "bm25")])
+    section = memory_section(_metas(tmp_path, [("locomo", "mem0"), ("locomo", "bm25")]))
     # 39.72 s / 3,972 searches = 10.0 ms; 12.5 MB; 3 turn searches short, the shortest 25% of k
     assert ("| locomo | mem0 | raw messages | shared | 1 | 272 | 0 | 61.2 | 0 (0 cached) | 12.5 | 3,972 | 10.0 "
             "| 0 (0 cached) | ⚠ turn: 3 (fewest 25% of k) |") in section
     assert "- locomo: all 2 runs were asked for k = 100." in section
-    section = memory_section(tmp_path, [("locomo", "mem0"), ("locomo", "dense")])
+    section = memory_section(_metas(tmp_path, [("locomo", "mem0"), ("locomo", "dense")]))
     assert "- locomo: ⚠ runs were asked for different k: k = 100: mem0; k = 50: dense" in section
-    assert memory_section(tmp_path, [("locomo", "bm25")]) == ""
+    assert memory_section(_metas(tmp_path, [("locomo", "bm25")])) == ""
 
 
 def test_memory_section_shows_how_an_mcp_servers_results_were_mapped_back(tmp_path):
@@ -35,7 +40,7 @@ def test_memory_section_shows_how_an_mcp_servers_results_were_mapped_back(tmp_pa
     stats = {"results": 2000, "by id": 1500, "by text": 490, "unresolved": 10, "resolved_share": 0.995}
     (runs / "mcp.json").write_text(json.dumps({**MEM0, "memory": {**MEM0["memory"], "system": stats}}))
     (runs / "mem0.json").write_text(json.dumps({**MEM0, "memory": {**MEM0["memory"], "system": {}}}))
-    section = memory_section(tmp_path, [("locomo", "mcp"), ("locomo", "mem0")])
+    section = memory_section(_metas(tmp_path, [("locomo", "mcp"), ("locomo", "mem0")]))
     assert ("- locomo / mcp: 99.5% of 2,000 results mapped back to turns (by id 1,500, by exact text 490; 10 matched "
             "nothing and were dropped)") in section
     assert "locomo / mem0" not in section

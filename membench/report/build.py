@@ -18,7 +18,7 @@ from membench.jobs.provenance import REPO
 from membench.report.artifacts import subset_line
 from membench.report.datasets import dataset_section
 from membench.report.difficulty import difficulty_markdown
-from membench.report.evidence_errata import evidence_errata_section
+from membench.report.evidence_errata import EvidenceErrataFiles, evidence_errata_section
 from membench.report.markdown import table
 from membench.report.provenance import provenance_section
 from membench.report.paper_figures import published_section
@@ -27,8 +27,9 @@ from membench.report.results import results_section
 
 @dataclass
 class ReportInputs:
+    """What the report reads, as its rule declares it: records, tables, and each file's path (never built here)."""
+
     datasets: dict[str, Benchmark]  # name -> its benchmark record
-    results_dir: Path
     summary: pd.DataFrame
     significance: pd.DataFrame
     runs: list[tuple[str, str]]
@@ -36,12 +37,17 @@ class ReportInputs:
     config: dict[str, Any] = field(default_factory=dict)
     bench_dir: Path = Path("benchmarks")
     extra_sections: list[str] = field(default_factory=list)
+    metas: dict[tuple[str, str], Path] = field(default_factory=dict)  # (dataset, run) -> the run's metadata
+    normalization: dict[str, Path] = field(default_factory=dict)  # dataset -> its normalization.json
+    difficulty: dict[str, Path] = field(default_factory=dict)  # dataset -> its miss-analysis table
+    evidence_errata: dict[str, EvidenceErrataFiles] = field(default_factory=dict)  # datasets whose errata applied
+    summary_json: Path | None = None
 
 
 def _metas(inputs: ReportInputs) -> dict[str, dict[str, dict]]:
     out: dict[str, dict[str, dict]] = {}
     for dataset, adapter in inputs.runs:
-        path = inputs.results_dir / dataset / "runs" / f"{adapter}.json"
+        path = inputs.metas[dataset, adapter]
         out.setdefault(dataset, {})[adapter] = json.loads(path.read_text(encoding="utf-8"))
     return out
 
@@ -65,20 +71,20 @@ def build_report(inputs: ReportInputs, out: Path) -> None:
         parts.append(results_section(dataset, record, inputs.summary, inputs.significance, metas.get(dataset, {}),
                                      inputs.baseline, ablated(inputs.config) if inputs.config else ()))
         parts.append(published_section(dataset, record.kind, inputs.summary, spec, metas.get(dataset, {})))
-        errata = evidence_errata_section(dataset, record, inputs.results_dir, [a for d, a in inputs.runs if d == dataset])
-        parts += [errata] if errata else []
+        errata = inputs.evidence_errata.get(dataset)
+        parts += [evidence_errata_section(dataset, record, errata)] if errata else []
         parts += [f"![{dataset} metric@k](plots/{dataset}_curve.png)",
                   f"![{dataset} by question group](plots/{dataset}_groups.png)", ""]
-        difficulty = inputs.results_dir / dataset / "difficulty.parquet"
-        if difficulty.exists():
+        difficulty = inputs.difficulty.get(dataset)
+        if difficulty is not None and difficulty.exists():
             parts += [difficulty_markdown(pd.read_parquet(difficulty)),
                       f"![{dataset} where adapters miss](plots/{dataset}_difficulty.png)", ""]
-        parts.append(dataset_section(dataset, inputs.results_dir / dataset / "normalization.json"))
+        parts.append(dataset_section(dataset, inputs.normalization[dataset]))
     parts += inputs.extra_sections
     parts.append(_adapter_section(metas))
-    summary_json = inputs.results_dir / "summary.json"
+    summary_json = inputs.summary_json
     environment = json.loads(summary_json.read_text(encoding="utf-8")).get("environment") \
-        if summary_json.exists() else None
+        if summary_json is not None and summary_json.exists() else None
     parts.append(provenance_section(REPO, inputs.config, inputs.bench_dir, environment))
     atomic_write_text(out, "\n".join(parts))
 

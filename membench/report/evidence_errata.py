@@ -3,6 +3,8 @@ figure the corrections move, as published and as corrected, and each correction 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -11,15 +13,22 @@ from membench.benchmarks.record import Benchmark
 from membench.report.markdown import table
 
 
-def evidence_errata_section(dataset: str, record: Benchmark, results_dir: Path, adapters: list[str]) -> str:
+@dataclass(frozen=True)
+class EvidenceErrataFiles:
+    """A dataset's evidence errata table and, per run, its scores on the corrected and on the published evidence."""
+
+    table: Path
+    scores: Mapping[str, tuple[Path, Path]]  # run -> (corrected, as published)
+
+
+def evidence_errata_section(dataset: str, record: Benchmark, files: EvidenceErrataFiles) -> str:
     """Empty unless the dataset's evidence errata were applied (its `evidence_errata` table has rows)."""
-    path = Path(results_dir) / dataset / "evidence_errata.parquet"
-    errata = pd.read_parquet(path) if path.exists() else pd.DataFrame()
+    errata = pd.read_parquet(files.table) if files.table.exists() else pd.DataFrame()
     if errata.empty:
         return ""
     changed = set(errata.question_id)
-    figures = [row for adapter in adapters
-               for row in _moved(adapter, record.headlines, Path(results_dir) / dataset, changed)]
+    figures = [row for adapter, paths in files.scores.items()
+               for row in _moved(adapter, record.headlines, paths, changed)]
     parts = [f"#### Evidence errata — {dataset}", "",
              f"{errata.erratum.nunique()} known wrong evidence labels were corrected (`errata.evidence: apply`), so "
              "the figures above are scored on the corrected evidence. "
@@ -35,10 +44,10 @@ def evidence_errata_section(dataset: str, record: Benchmark, results_dir: Path, 
     return "\n".join(parts)
 
 
-def _moved(adapter: str, metrics: tuple[str, ...], folder: Path, changed: set[str]) -> list[list]:
+def _moved(adapter: str, metrics: tuple[str, ...], paths: tuple[Path, Path], changed: set[str]) -> list[list]:
     """[run, metric, as published, corrected, change, questions moved] for each metric the corrections move."""
-    corrected = pd.read_parquet(folder / "scores" / f"{adapter}.parquet")
-    published_rows = pd.read_parquet(folder / "scores-published" / f"{adapter}.parquet")
+    corrected = pd.read_parquet(paths[0])
+    published_rows = pd.read_parquet(paths[1])
     published = pd.concat([corrected[~corrected.question_id.isin(changed)], published_rows], ignore_index=True)
     rows = []
     for metric in metrics:

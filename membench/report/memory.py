@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterable
+from typing import Mapping
 
 from membench.report.markdown import table
 
@@ -51,9 +51,9 @@ def resolved_lines(memory: dict[tuple[str, str], dict]) -> list[str]:
     return ["Results mapped back to the logs:", "", *lines, ""] if lines else []
 
 
-def memory_section(results_dir: Path, runs: Iterable[tuple[str, str]]) -> str:
-    metas = {(d, a): json.loads((Path(results_dir) / d / "runs" / f"{a}.json").read_text(encoding="utf-8"))
-             for d, a in runs}
+def memory_section(meta_files: Mapping[tuple[str, str], Path]) -> str:
+    """The memory systems' section, from every run's metadata file ((dataset, run) -> path, as the rule declares)."""
+    metas = {key: json.loads(Path(path).read_text(encoding="utf-8")) for key, path in meta_files.items()}
     memory = {key: m for key, m in metas.items() if m.get("memory")}
     if not memory:
         return ""

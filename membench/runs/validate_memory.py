@@ -52,8 +52,8 @@ def validate_memory_system(cls: type[MemorySystem], params: Mapping[str, Any], h
     problems: list[str] = []
     with tempfile.TemporaryDirectory(prefix="membench-validate-") as tmp:
         root = Path(tmp)
-        logs = write_logs(haystack, root / "sessions")
-        scope = Scope(tuple(log.key for log in logs), root / "sessions")
+        logs = write_logs(haystack, root / "session-logs")
+        scope = Scope(tuple(log.key for log in logs), root / "session-logs")
         context = MemoryContext(root / "store", shared_cache(root / "embeddings"))
         context.store_dir.mkdir()
         for step, fn in (("open()", lambda: system.open(context)), ("prepare()", lambda: system.prepare(logs, [query])),

@@ -10,6 +10,7 @@ import pandas as pd
 from membench.jobs.job import Job
 from membench.report.build import ReportInputs, build_report
 from membench.report.efficiency import efficiency_section
+from membench.report.evidence_errata import EvidenceErrataFiles
 from membench.report.memory import memory_section
 from membench.report.model_stages import model_stages_markdown
 
@@ -24,11 +25,21 @@ def rule_report(job: Job) -> None:
         judgments=dict(zip(judged, i.judgments)), costs=list(i.costs),
         resamples=p.config["report"]["bootstrap_resamples"], seed=p.config["report"]["seed"])
     runs = [tuple(r) for r in p.runs]
+    datasets = list(job.benchmarks)
+    metas = dict(zip(runs, i.paths("metas")))
+    applied = dict(zip(p.errata_datasets, i.paths("evidence_errata")))
+    published = dict(zip([r for r in runs if r[0] in applied], i.paths("published_scores")))
+    scores = dict(zip(runs, i.paths("scores")))
     inputs = ReportInputs(
-        datasets=dict(job.benchmarks), results_dir=Path("results"), summary=pd.read_parquet(i.summary),
+        datasets=dict(job.benchmarks), summary=pd.read_parquet(i.summary),
         significance=pd.read_parquet(i.significance), runs=runs, baseline=p.baseline,
         config=dict(p.config), bench_dir=Path("benchmarks"),
-        extra_sections=["## Model-call stages\n\n" + models, memory_section(Path("results"), runs),
+        extra_sections=["## Model-call stages\n\n" + models, memory_section(metas),
                         efficiency_section({(r := json.loads(Path(f).read_text(encoding="utf-8")))["dataset"]: r
-                                            for f in i.paths("efficiency")})])
+                                            for f in i.paths("efficiency")})],
+        metas=metas, normalization=dict(zip(datasets, i.paths("normalization"))),
+        difficulty=dict(zip(datasets, i.paths("difficulty"))),
+        evidence_errata={d: EvidenceErrataFiles(table, {a: (scores[d, a], published[d, a]) for dd, a in runs if dd == d})
+                         for d, table in applied.items()},
+        summary_json=i.path("summary_json"))
     build_report(inputs, job.output.path("report"))

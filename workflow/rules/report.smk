@@ -167,8 +167,10 @@ rule report:
         summary="results/summary.parquet",
         significance="results/significance.parquet",
         metas=run_files("results/{dataset}/runs/{adapter}.json"),
+        scores=run_files("results/{dataset}/scores/{adapter}.parquet"),
         plots=expand("results/plots/{dataset}_{kind}.png", dataset=DATASETS, kind=["curve", "groups"]),
         tables=rules.tables.output,
+        summary_json=rules.tables.output.summary,
         per_question=expand("results/{dataset}/per_question.csv", dataset=DATASETS),
         difficulty=expand("results/{dataset}/difficulty.parquet", dataset=DATASETS),
         evidence_errata=[f"results/{d}/evidence_errata.parquet" for d in DATASETS if evidence_errata_applied(d)],
@@ -187,6 +189,7 @@ rule report:
         report=report("results/report.md", category="Report", caption="../report/report.rst"),
     params:
         kinds={d: config["datasets"][d]["kind"] for d in DATASETS},
+        errata_datasets=[d for d in DATASETS if evidence_errata_applied(d)],
         runs=RUNS,
         answered=ANSWERED + ANSWERED_IN_FULL,
         calibrated=CALIBRATED,
