@@ -35,7 +35,7 @@ class RunRequest:
     def from_job(cls, job: Job) -> "RunRequest":
         p = job.params
         facts = job.input.paths("facts") if "facts" in job.input else []
-        return cls(name=job.wildcards.adapter, spec=p.spec, params=dict(p.adapter_params), benchmark=job.benchmark,
+        return cls(name=job.wildcards.run, spec=p.spec, params=dict(p.adapter_params), benchmark=job.benchmark,
                    depth=p.depth, store=StoreFiles.of(job.input.files()), embeddings=Path(p.embeddings),
                    embedding_options=dict(p.embedding_options), facts=facts[0] if facts else None)
 

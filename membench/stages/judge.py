@@ -120,4 +120,4 @@ def rule_judge(job: Job) -> None:
     """Rule judge: a Procedural run's unlabelled top-k trajectories -> the model's relevance grades."""
     p = job.params
     run(job.input.files(), job.input.path("run"), job.output.path("judgments"), p.config, Path(p.cache),
-        job.output.path("cost"), dataset=job.wildcards.dataset, adapter=job.wildcards.adapter)
+        job.output.path("cost"), dataset=job.wildcards.dataset, adapter=job.wildcards.run)

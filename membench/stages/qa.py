@@ -242,4 +242,4 @@ def rule_qa(job: Job) -> None:
     """Rule qa: answer mode for one run (answer from its top k, then the verdicts)."""
     p, out = job.params, job.output
     run(job.benchmark, job.input.files(), job.input.path("run"), out.path("qa"), out.path("scores"), p.config,
-        Path(p.cache), out.path("cost"), dataset=job.wildcards.dataset, adapter=job.wildcards.adapter)
+        Path(p.cache), out.path("cost"), dataset=job.wildcards.dataset, adapter=job.wildcards.run)

@@ -133,17 +133,17 @@ LLM_CACHE = config["llm_cache"]
 
 
 wildcard_constraints:
-    adapter="|".join(re.escape(a) for a in ADAPTERS) or "NO_ADAPTER",
+    run="|".join(re.escape(a) for a in ADAPTERS) or "NO_ADAPTER",
     shard=r"\d+",
     part=r"\d+",
 
 
 def adapter_spec(wildcards):
-    return ADAPTERS[wildcards.adapter]["adapter"]
+    return ADAPTERS[wildcards.run]["adapter"]
 
 
 def adapter_params(wildcards):
-    return ADAPTERS[wildcards.adapter]["params"]
+    return ADAPTERS[wildcards.run]["params"]
 
 
 def adapter_sources(wildcards):
@@ -191,7 +191,7 @@ def rank_parts(wildcards):
     """The rank_part outputs a sharded rank job merges (none when retrieval.shards is 1)."""
     if RANK_PARTS == 1:
         return []
-    return [f"results/{wildcards.dataset}/runs/parts/{wildcards.adapter}.{i}.parquet" for i in range(RANK_PARTS)]
+    return [f"results/{wildcards.dataset}/runs/parts/{wildcards.run}.{i}.parquet" for i in range(RANK_PARTS)]
 
 
 def embed_scope(dataset):
@@ -228,14 +228,14 @@ def rank_embeddings(wildcards):
     """An embedding run waits until its dataset's texts are embedded; other runs wait for nothing. `ancient`:
     the marker is rewritten when the targets change the scope, which must not rerun this dataset's ranks; only
     the order is kept (a rank whose own inputs changed reruns anyway, after the marker)."""
-    if wildcards.adapter not in EMBEDDING_RUNS:
+    if wildcards.run not in EMBEDDING_RUNS:
         return []
     return [ancient(f"results/{wildcards.dataset}/embeddings/embedded.json")]
 
 
 def rank_facts(wildcards):
     """The fact logs a fact-augmented run reads (none for other runs)."""
-    facts = run_facts(wildcards.dataset, wildcards.adapter)
+    facts = run_facts(wildcards.dataset, wildcards.run)
     return [facts] if facts else []
 
 
@@ -251,7 +251,7 @@ def memory_cost_files():
 def score_files(wildcards=None):
     """Every per-question score file the aggregate reads: retrieval, extended-pool and QA scores."""
     return (
-        run_files("results/{dataset}/scores/{adapter}.parquet")
+        run_files("results/{dataset}/scores/{run}.parquet")
         + [f"results/{d}/scores/{a}.extended.parquet" for d, a in JUDGED]
         + [f"results/{d}/qa/{a}.scores.parquet" for d, a in ANSWERED + ANSWERED_IN_FULL]
     )
@@ -289,7 +289,7 @@ def cost_files():
 
 def run_files(pattern):
     """`pattern` filled in for every (dataset, adapter) pair that runs."""
-    return [pattern.format(dataset=d, adapter=a) for d, a in RUNS]
+    return [pattern.format(dataset=d, run=a) for d, a in RUNS]
 
 
 def retrieval_logs():

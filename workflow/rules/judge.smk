@@ -3,14 +3,14 @@
 
 rule judge:
     input:
-        run="results/{dataset}/runs/{adapter}.parquet",
+        run="results/{dataset}/runs/{run}.parquet",
         questions="results/{dataset}/questions.parquet",
         turns="results/{dataset}/turns.parquet",
         haystacks="results/{dataset}/haystacks.parquet",
         qrels="results/{dataset}/qrels.parquet",
     output:
-        judgments="results/{dataset}/judgments/{adapter}.parquet",
-        cost="results/{dataset}/costs/judge-{adapter}.json",
+        judgments="results/{dataset}/judgments/{run}.parquet",
+        cost="results/{dataset}/costs/judge-{run}.json",
     params:
         config=lambda w: {k: config[k] for k in ("llm", "judge")},
         cache=LLM_CACHE,
@@ -18,9 +18,9 @@ rule judge:
     resources:
         llm=1,
     log:
-        "logs/judge/{dataset}/{adapter}.log",
+        "logs/judge/{dataset}/{run}.log",
     benchmark:
-        "benchmarks/judge/{dataset}/{adapter}.tsv"
+        "benchmarks/judge/{dataset}/{run}.tsv"
     conda:
         ENV
     script:
@@ -29,18 +29,18 @@ rule judge:
 
 rule score_extended:
     input:
-        run="results/{dataset}/runs/{adapter}.parquet",
+        run="results/{dataset}/runs/{run}.parquet",
         questions="results/{dataset}/questions.parquet",
         turns="results/{dataset}/turns.parquet",
         haystacks="results/{dataset}/haystacks.parquet",
         qrels="results/{dataset}/qrels.parquet",
         judgments=lambda w: [f"results/{d}/judgments/{a}.parquet" for d, a in JUDGED if d == w.dataset],
     output:
-        scores="results/{dataset}/scores/{adapter}.extended.parquet",
+        scores="results/{dataset}/scores/{run}.extended.parquet",
     params:
         code=script_version("scripts/score_extended.py"),
     log:
-        "logs/score_extended/{dataset}/{adapter}.log",
+        "logs/score_extended/{dataset}/{run}.log",
     conda:
         ENV
     script:

@@ -13,12 +13,12 @@ rule rank_memory:
         query_map="results/{dataset}/maps/query_map.parquet",
         code=adapter_sources,
     output:
-        run="results/{dataset}/runs/{adapter}.parquet",
-        trec="results/{dataset}/runs/{adapter}.trec",
-        meta="results/{dataset}/runs/{adapter}.json",
-        cost="results/{dataset}/costs/memory-{adapter}.json",
+        run="results/{dataset}/runs/{run}.parquet",
+        trec="results/{dataset}/runs/{run}.trec",
+        meta="results/{dataset}/runs/{run}.json",
+        cost="results/{dataset}/costs/memory-{run}.json",
     wildcard_constraints:
-        adapter="|".join(re.escape(a) for a in MEMORY_RUNS) or "NO_MEMORY_RUN",
+        run="|".join(re.escape(a) for a in MEMORY_RUNS) or "NO_MEMORY_RUN",
     params:
         kind=lambda w: dataset_spec(w)["kind"],
         spec=adapter_spec,
@@ -28,15 +28,15 @@ rule rank_memory:
         embedding_options=EMBEDDING_OPTIONS,
         llm_cache=LLM_CACHE,
         llm=config["llm"],
-        store=lambda w: f"{config['memory_dir']}/{w.dataset}/{w.adapter}-{adapter_version(adapter_spec(w), adapter_params(w))}",
+        store=lambda w: f"{config['memory_dir']}/{w.dataset}/{w.run}-{adapter_version(adapter_spec(w), adapter_params(w))}",
         sealed=config["memory_sealed"],
         data=dataset_source,
         code=script_version("scripts/rank_memory.py"),
     threads: 2
     log:
-        "logs/rank/{dataset}/{adapter}.log",
+        "logs/rank/{dataset}/{run}.log",
     benchmark:
-        "benchmarks/rank/{dataset}/{adapter}.tsv"
+        "benchmarks/rank/{dataset}/{run}.tsv"
     conda:
         ENV
     script:

@@ -4,14 +4,14 @@
 
 rule qa:
     input:
-        run="results/{dataset}/runs/{adapter}.parquet",
+        run="results/{dataset}/runs/{run}.parquet",
         questions="results/{dataset}/questions.parquet",
         turns="results/{dataset}/turns.parquet",
         haystacks="results/{dataset}/haystacks.parquet",
     output:
-        qa="results/{dataset}/qa/{adapter}.parquet",
-        scores="results/{dataset}/qa/{adapter}.scores.parquet",
-        cost="results/{dataset}/costs/qa-{adapter}.json",
+        qa="results/{dataset}/qa/{run}.parquet",
+        scores="results/{dataset}/qa/{run}.scores.parquet",
+        cost="results/{dataset}/costs/qa-{run}.json",
     params:
         kind=lambda w: dataset_spec(w)["kind"],
         config=lambda w: {k: config[k] for k in ("llm", "qa")},
@@ -20,9 +20,9 @@ rule qa:
     resources:
         llm=1,
     log:
-        "logs/qa/{dataset}/{adapter}.log",
+        "logs/qa/{dataset}/{run}.log",
     benchmark:
-        "benchmarks/qa/{dataset}/{adapter}.tsv"
+        "benchmarks/qa/{dataset}/{run}.tsv"
     conda:
         ENV
     script:

@@ -29,17 +29,17 @@ rule rank:
         **RANK_INPUT,
         parts=rank_parts,
     output:
-        run="results/{dataset}/runs/{adapter}.parquet",
-        trec="results/{dataset}/runs/{adapter}.trec",
-        meta="results/{dataset}/runs/{adapter}.json",
+        run="results/{dataset}/runs/{run}.parquet",
+        trec="results/{dataset}/runs/{run}.trec",
+        meta="results/{dataset}/runs/{run}.json",
     params:
         **RANK_PARAMS,
         code=script_version("scripts/rank.py"),
     threads: 1
     log:
-        "logs/rank/{dataset}/{adapter}.log",
+        "logs/rank/{dataset}/{run}.log",
     benchmark:
-        "benchmarks/rank/{dataset}/{adapter}.tsv"
+        "benchmarks/rank/{dataset}/{run}.tsv"
     conda:
         ENV
     script:
@@ -50,16 +50,16 @@ rule rank_part:
     input:
         **RANK_INPUT,
     output:
-        part=temp("results/{dataset}/runs/parts/{adapter}.{part}.parquet"),
+        part=temp("results/{dataset}/runs/parts/{run}.{part}.parquet"),
     params:
         **RANK_PARAMS,
         parts=RANK_PARTS,
         code=script_version("scripts/rank_part.py"),
     threads: 1
     log:
-        "logs/rank_part/{dataset}/{adapter}.{part}.log",
+        "logs/rank_part/{dataset}/{run}.{part}.log",
     benchmark:
-        "benchmarks/rank_part/{dataset}/{adapter}.{part}.tsv"
+        "benchmarks/rank_part/{dataset}/{run}.{part}.tsv"
     conda:
         ENV
     script:

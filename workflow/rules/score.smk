@@ -19,22 +19,22 @@ rule item_tokens:
 
 rule score:
     input:
-        run="results/{dataset}/runs/{adapter}.parquet",
+        run="results/{dataset}/runs/{run}.parquet",
         questions="results/{dataset}/questions.parquet",
         turns="results/{dataset}/turns.parquet",
         haystacks="results/{dataset}/haystacks.parquet",
         qrels="results/{dataset}/qrels.parquet",
         tokens="results/{dataset}/efficiency/tokens.parquet",
     output:
-        scores="results/{dataset}/scores/{adapter}.parquet",
-        efficiency="results/{dataset}/efficiency/runs/{adapter}.parquet",
+        scores="results/{dataset}/scores/{run}.parquet",
+        efficiency="results/{dataset}/efficiency/runs/{run}.parquet",
     params:
         kind=lambda w: dataset_spec(w)["kind"],
         code=script_version("scripts/score.py"),
     log:
-        "logs/score/{dataset}/{adapter}.log",
+        "logs/score/{dataset}/{run}.log",
     benchmark:
-        "benchmarks/score/{dataset}/{adapter}.tsv"
+        "benchmarks/score/{dataset}/{run}.tsv"
     conda:
         ENV
     script:
@@ -45,19 +45,19 @@ rule score:
 # for the questions an erratum changed: the report shows each figure it moves both ways.
 rule score_published:
     input:
-        run="results/{dataset}/runs/{adapter}.parquet",
+        run="results/{dataset}/runs/{run}.parquet",
         questions="results/{dataset}/questions.parquet",
         turns="results/{dataset}/turns.parquet",
         haystacks="results/{dataset}/haystacks.parquet",
         qrels="results/{dataset}/qrels.parquet",
         evidence_errata="results/{dataset}/evidence_errata.parquet",
     output:
-        scores="results/{dataset}/scores-published/{adapter}.parquet",
+        scores="results/{dataset}/scores-published/{run}.parquet",
     params:
         kind=lambda w: dataset_spec(w)["kind"],
         code=script_version("scripts/score_published.py"),
     log:
-        "logs/score_published/{dataset}/{adapter}.log",
+        "logs/score_published/{dataset}/{run}.log",
     conda:
         ENV
     script:
@@ -66,20 +66,20 @@ rule score_published:
 
 rule retrieval_log:
     input:
-        run="results/{dataset}/runs/{adapter}.parquet",
-        scores="results/{dataset}/scores/{adapter}.parquet",
+        run="results/{dataset}/runs/{run}.parquet",
+        scores="results/{dataset}/scores/{run}.parquet",
         questions="results/{dataset}/questions.parquet",
         turns="results/{dataset}/turns.parquet",
         haystacks="results/{dataset}/haystacks.parquet",
         qrels="results/{dataset}/qrels.parquet",
     output:
-        log="results/{dataset}/runs/{adapter}.retrieval_log.{granularity}.jsonl",
+        log="results/{dataset}/runs/{run}.retrieval_log.{granularity}.jsonl",
     wildcard_constraints:
         granularity="session|turn",
     params:
         code=script_version("scripts/retrieval_log.py"),
     log:
-        "logs/retrieval_log/{dataset}/{adapter}.{granularity}.log",
+        "logs/retrieval_log/{dataset}/{run}.{granularity}.log",
     conda:
         ENV
     script:
