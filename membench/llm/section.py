@@ -22,7 +22,7 @@ def from_config(cfg: Mapping[str, Any], cache_path: str | os.PathLike, stage: st
     """Build a client from the ``llm:`` config section.
 
     ``cfg`` is the whole config (with an ``llm`` key) or the ``llm`` section itself. Its keys, checks and
-    defaults are those of ``workflow/schemas/config.schema.yaml`` (``llm:``, e.g. its ``budget_usd``), applied
+    defaults are those of ``membench/config.schema.yaml`` (``llm:``, e.g. its ``budget_usd``), applied
     here to the section merged with its ``stages.<stage>`` overrides, so a config passed directly reads as
     the validated one. ``$MEMBENCH_LLM_MODEL`` / ``$MEMBENCH_LLM_BASE_URL`` win over ``model`` / ``base_url``.
 
