@@ -126,7 +126,8 @@ def test_an_edit_to_any_module_or_data_file_reruns_exactly_the_rules_that_reach_
                    "membench/report/judge_trust.py", "membench/benchmarks/locomo/answer_f1.py", "membench/benchmarks/procedural/extended.py"):
         assert "report.py" in changed[module], module
     assert changed["membench/prompts/answer.txt"] and "embed.py" not in changed["membench/adapters/bm25.py"]
-    # issue 32: per_question's stage (membench.report.artifacts) imports membench.machine.environment, which imports
+    # issue 32: per_question's stage (membench.stages.per_question -> membench.report.artifacts) imports
+    # membench.machine.environment, which imports
     # membench.machine.cpu; an edit to either reruns per_question
     for module in ("membench/machine/cpu.py", "membench/machine/environment.py", "membench/machine/__init__.py"):
         assert "per_question.py" in changed[module], module
