@@ -24,13 +24,11 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from membench.analysis.aggregate import Resampling, summarize_dataset
+from membench.benchmarks.prepare import prepare
 from membench.benchmarks.record import Benchmark
-from membench.benchmarks.registry import benchmark, kinds, parse_dataset
+from membench.benchmarks.registry import benchmark, kinds, parsed_with
 from membench.config import config_section
-from membench.datasets.errata import apply_errata
-from membench.datasets.errata.evidence import apply_evidence_errata
-from membench.datasets.run_files import RUN_COLUMNS
-from membench.datasets.subset import subset as subset_of
+from membench.datasets.run_files import RUN_COLUMNS, read_trec
 from membench.datasets.tables import FILES, TABLES
 from membench.scoring.tables import Gold
 
@@ -90,23 +88,13 @@ def load(kind_or_path: str | Path | Benchmark, source: str | Path | None = None,
                              "with normalization.json)")
         if errata is not None or category_names is not None or subset is not None:
             raise ValueError("errata, category_names and subset apply while parsing; a parsed folder has them already")
-        import json
-
-        record = benchmark(json.loads((folder / FILES["normalization"]).read_text(encoding="utf-8"))["kind"])
+        record = parsed_with(folder / FILES["normalization"])
         gold = Gold.load(folder)
         return _dataset(name or folder.resolve().name, record, gold)
     record = kind_or_path if isinstance(kind_or_path, Benchmark) else benchmark(str(kind_or_path))
-    source = Path(source)
-    parsed = record.parse(source) if isinstance(kind_or_path, Benchmark) else parse_dataset(record.kind, source)
     settings = config_section(None, "errata", section={"evidence": errata} if isinstance(errata, str) else errata)
-    if category_names and record.name_categories:  # the parse stage's order: names, errata, subset, evidence errata
-        record.name_categories(parsed, {str(k): v for k, v in category_names.items()})
-    if record.errata:
-        parsed.counts["gold_errata_applied"] = apply_errata(parsed, settings, record.errata)
-    if subset:
-        parsed = subset_of(parsed, int(subset["per_group"]), int(subset.get("seed", 0)))
-    if record.evidence_errata:
-        parsed.counts["evidence_errata"] = apply_evidence_errata(parsed, settings, record.evidence_errata)
+    parsed = prepare(record, Path(source), settings, subset,
+                     {str(k): v for k, v in category_names.items()} if category_names else None)
     tables = parsed.tables()
     return _dataset(name or record.kind, record, Gold(*(tables[t] for t in TABLES)))
 
@@ -114,28 +102,6 @@ def load(kind_or_path: str | Path | Benchmark, source: str | Path | None = None,
 def _dataset(name: str, record: Benchmark, gold: Gold) -> Dataset:
     tables = MappingProxyType({t: getattr(gold, t) for t in TABLES})
     return Dataset(name, record, tables, gold)
-
-
-def read_trec(path: str | Path, granularities: tuple[str, ...] = ()) -> tuple[pd.DataFrame, str | None]:
-    """A TREC run file (``qid Q0 docid rank score tag``) as a run table and its tag. A qid ``<question>/<g>`` with
-    ``g`` in `granularities` names the granularity too, as the workflow writes a run ranked at several
-    (`membench.datasets.run_files.write_trec`); otherwise the granularity column is left empty."""
-    rows, tags = [], set()
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 6:
-                raise ValueError(f"{path}:{n}: a TREC run line has 6 fields (qid Q0 docid rank score tag), "
-                                 f"got {len(parts)}: {line.strip()!r}")
-            qid, _, item, rank, score, tag = parts
-            head, sep, tail = qid.rpartition("/")
-            qid, granularity = (head, tail) if sep and tail in granularities else (qid, None)
-            rows.append((qid, int(rank), item, float(score), granularity))
-            tags.add(tag)
-    run = pd.DataFrame(rows, columns=list(RUN_COLUMNS)).astype(RUN_COLUMNS)
-    return run, (tags.pop() if len(tags) == 1 else None)
 
 
 def evaluate(run: pd.DataFrame | str | Path, dataset: Dataset | str | Path, *, name: str | None = None,
