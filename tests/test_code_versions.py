@@ -154,7 +154,7 @@ smk.log, smk.threads = [], 1
 runpy.run_path(script, init_globals={"snakemake": smk}, run_name="__main__")
 ran = {str(Path(m.__file__).resolve()) for name, m in list(sys.modules.items())
        if name.split(".")[0] == "membench" and getattr(m, "__file__", None)}
-from membench.plumbing.provenance import script_files  # after: the check's own imports are not the job's
+from membench.jobs.provenance import script_files  # after: the check's own imports are not the job's
 print(json.dumps(sorted(ran - {str(p) for p in script_files(script)})))
 """
 

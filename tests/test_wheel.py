@@ -25,13 +25,13 @@ PROBE = r"""
 import ast, importlib, json, pkgutil, sys
 from pathlib import Path
 import yaml
-import membench, membench.config, membench.report, membench.stages
+import membench, membench.config, membench.explorer, membench.report, membench.stages
 
 config = yaml.safe_load(Path(sys.argv[1]).read_text(encoding="utf-8"))
 given = json.dumps(config, sort_keys=True, default=str)
 membench.config.validate_config(config, sys.argv[1])
 imported = []
-for package in (membench.stages, membench.report):
+for package in (membench.stages, membench.report, membench.explorer):
     for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         importlib.import_module(info.name)
         imported.append(info.name)
@@ -85,7 +85,7 @@ def test_an_installed_wheel_validates_a_config_and_carries_its_data_files(tmp_pa
     given = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
     assert "enabled" not in given["adapters"]["bm25"] and found["config"]["adapters"]["bm25"]["enabled"] is True
     assert found["filled"]  # the schema's defaults were filled in
-    assert "membench.stages.qa" in found["imported"] and "membench.report.explorer" in found["imported"]
+    assert "membench.stages.qa" in found["imported"] and "membench.explorer.build" in found["imported"]
     assert "config.py" in found["data"] and len(found["data"]) >= 3  # the schema; the prompts, errata, assets
     for module, patterns in found["data"].items():
         ours, theirs = matched(REPO / "membench", module, patterns), matched(installed, module, patterns)
