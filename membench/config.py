@@ -13,8 +13,8 @@ import yaml
 
 from membench.errors import InputError
 
-SCHEMA = Path(__file__).resolve().parent.parent / "workflow" / "schemas" / "config.schema.yaml"
-DATA_FILES = ("../workflow/schemas/config.schema.yaml",)  # SCHEMA: its defaults shape every validated config
+SCHEMA = Path(__file__).resolve().parent / "config.schema.yaml"  # packaged beside this module (a wheel validates too)
+DATA_FILES = ("config.schema.yaml",)  # SCHEMA: its defaults shape every validated config
 
 
 def validate_config(config: dict[str, Any], source: str = "config") -> dict[str, Any]:

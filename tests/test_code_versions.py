@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import grimp
+import pandas as pd
 
 from conftest import REPO
 
@@ -24,7 +25,7 @@ DATA_READERS = {"membench/prompts/": "membench.llm.prompts",
                 "membench/benchmarks/locomo/errata.json": "membench.benchmarks.locomo.benchmark",
                 "membench/benchmarks/locomo/evidence-errata.json": "membench.benchmarks.locomo.benchmark",
                 "membench/benchmarks/longmemeval/evidence-errata.json": "membench.benchmarks.longmemeval.benchmark",
-                "workflow/schemas/config.schema.yaml": "membench.config",
+                "membench/config.schema.yaml": "membench.config",
                 "membench/explorer/assets/": "membench.explorer.build"}
 
 
@@ -102,10 +103,10 @@ print(json.dumps(changed))
 
 def test_an_edit_to_any_module_or_data_file_reruns_exactly_the_rules_that_reach_it(tmp_path):
     copy = tmp_path / "repo"
-    for folder in ("membench", "scripts", "workflow/schemas"):
+    for folder in ("membench", "scripts"):
         shutil.copytree(REPO / folder, copy / folder, ignore=shutil.ignore_patterns("__pycache__"))
     targets = sorted(str(p.relative_to(copy)) for p in copy.rglob("*")
-                     if p.is_file() and p.parts[len(copy.parts)] in ("membench", "workflow"))
+                     if p.is_file() and p.parts[len(copy.parts)] == "membench")
     assert len(targets) > 100
     env = dict(os.environ, PYTHONPATH=str(copy), XDG_CACHE_HOME=str(tmp_path / "cache"))
     done = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(targets)], cwd=copy, env=env,
@@ -113,6 +114,9 @@ def test_an_edit_to_any_module_or_data_file_reruns_exactly_the_rules_that_reach_
     assert done.returncode == 0, done.stderr[-3000:]
     changed = json.loads(done.stdout)
 
+    # grimp reads the importable membench: it must be this checkout's, not an editable install's other checkout
+    import membench
+    assert Path(membench.__file__).resolve().parent == REPO / "membench", membench.__file__
     graph = grimp.build_graph("membench", include_external_packages=False)
     reach = {p.name: expected_files(graph, p) for p in sorted((REPO / "scripts").glob("*.py"))}
     expected = {rel: sorted(name for name, files in reach.items() if rel in files) for rel in targets}
@@ -122,3 +126,62 @@ def test_an_edit_to_any_module_or_data_file_reruns_exactly_the_rules_that_reach_
                    "membench/report/judge_trust.py", "membench/benchmarks/locomo/answer_f1.py", "membench/benchmarks/procedural/extended.py"):
         assert "report.py" in changed[module], module
     assert changed["membench/prompts/answer.txt"] and "embed.py" not in changed["membench/adapters/bm25.py"]
+    # issue 32: per_question's stage (membench.stages.per_question -> membench.report.artifacts) imports
+    # membench.machine.environment, which imports
+    # membench.machine.cpu; an edit to either reruns per_question
+    for module in ("membench/machine/cpu.py", "membench/machine/environment.py", "membench/machine/__init__.py"):
+        assert "per_question.py" in changed[module], module
+
+
+RUN_SCRIPT = r"""
+import json, runpy, sys
+from pathlib import Path
+
+
+class Files(list):
+    # what Snakemake hands a script as snakemake.input, .output, ...: a list whose entries also have names
+    def __init__(self, named):
+        super().__init__(named.values())
+        self._named = named
+
+    def items(self):
+        return self._named.items()
+
+
+script, named = sys.argv[1], json.loads(sys.argv[2])
+smk = type("Snakemake", (), {k: Files(named.get(k, {})) for k in ("input", "output", "params", "wildcards")})()
+smk.log, smk.threads = [], 1
+runpy.run_path(script, init_globals={"snakemake": smk}, run_name="__main__")
+ran = {str(Path(m.__file__).resolve()) for name, m in list(sys.modules.items())
+       if name.split(".")[0] == "membench" and getattr(m, "__file__", None)}
+from membench.plumbing.provenance import script_files  # after: the check's own imports are not the job's
+print(json.dumps(sorted(ran - {str(p) for p in script_files(script)})))
+"""
+
+
+def run_rule_script(script: str, named: dict, tmp_path: Path) -> list[str]:
+    """Run a rule's script as Snakemake would (a `snakemake` object with named files and params) in a fresh
+    process; the membench files it loaded that are not in its code version."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, "-c", RUN_SCRIPT, str(REPO / script), json.dumps(named)], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def test_a_rule_job_loads_no_project_module_outside_its_code_version(tmp_path):
+    """The closure walk and grimp both read import statements. This runs rule per_question's script (the rule
+    issue 32 names) and checks that every membench module the job loaded, at import or while it ran (a lazy or a
+    dynamic import included), is in the script's code version."""
+    scores = []
+    for adapter in ("bm25", "dense"):
+        frame = pd.DataFrame({"question_id": ["q1", "q1"], "metric": ["m@1", "m@5"], "value": [0.0, 1.0],
+                              "split": ["all"] * 2, "question_type": ["x"] * 2, "tier": [None] * 2,
+                              "skip": [None] * 2})
+        scores.append(str(tmp_path / f"{adapter}.parquet"))
+        frame.to_parquet(scores[-1])
+    named = {"input": {"scores": scores},
+             "output": {"parquet": str(tmp_path / "pq.parquet"), "csv": str(tmp_path / "pq.csv")},
+             "params": {"adapters": ["bm25", "dense"], "subset": None}}
+    assert run_rule_script("scripts/per_question.py", named, tmp_path) == []
+    assert (tmp_path / "pq.csv").is_file()  # the job really ran

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import subprocess
@@ -17,8 +18,8 @@ import yaml
 
 from membench.config import SCHEMA
 from membench.errors import InputError
-from membench.llm import (BudgetExceeded, CallCache, CostMeter, LLMClient, LLMConfigError, MalformedReply,
-                          from_config, json_object_parser, make_key, parse_json_object)
+from membench.llm import (BudgetExceeded, CallCache, CallPolicy, CostMeter, LLMClient, LLMConfigError,
+                          MalformedReply, from_config, json_object_parser, make_key, parse_json_object)
 from openai_server import FakeOpenAIServer, fake_server  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,11 +44,12 @@ class Sleeps(list):
         self.append(seconds)
 
 
-def make_client(server, tmp_path, *, prices=None, budget=None, name="calls.jsonl", **kw) -> LLMClient:
-    kw.setdefault("backoff", 0.01)
-    kw.setdefault("sleep", Sleeps())
+def make_client(server, tmp_path, *, prices=None, budget=None, name="calls.jsonl", sleep=None, **policy) -> LLMClient:
+    """A client of the fake server; ``policy``: CallPolicy fields (backoff 0.01 unless given)."""
+    policy.setdefault("backoff", 0.01)
     meter = CostMeter(prices or {MODEL: {"input_per_1m": 1.0, "output_per_1m": 2.0}}, budget)
-    return LLMClient(MODEL, base_url=server.url, api_key=KEY, cache=CallCache(tmp_path / name), meter=meter, **kw)
+    return LLMClient(MODEL, server.url, api_key=KEY, cache=CallCache(tmp_path / name), meter=meter,
+                     policy=CallPolicy(**policy), sleep=sleep if sleep is not None else Sleeps())
 
 
 def lines(path: Path) -> list[dict]:
@@ -242,11 +244,11 @@ def test_repair_off_reasks_the_identical_request(fake_server, tmp_path):
 KILL_SCRIPT = """
 import sys
 sys.path.insert(0, {root!r})
-from membench.llm import CallCache, CostMeter, LLMClient, json_object_parser
+from membench.llm import CallCache, CallPolicy, CostMeter, LLMClient, json_object_parser
 reqs = [[{{"role": "system", "content": "TASK: grade"}}, {{"role": "user", "content": f"INPUT: item {{i}}"}}]
         for i in range({n})]
-client = LLMClient("fake-model", base_url={url!r}, api_key="sk-kill-test-1234567", concurrency={conc},
-                   cache=CallCache({cache!r}), meter=CostMeter())
+client = LLMClient("fake-model", {url!r}, api_key="sk-kill-test-1234567", cache=CallCache({cache!r}),
+                   meter=CostMeter(), policy=CallPolicy(concurrency={conc}))
 client.complete_many(reqs, stage="judge", parse=json_object_parser(["score"]), progress=False)
 print("FINISHED", flush=True)
 """
@@ -270,8 +272,8 @@ def test_killed_run_resumes_without_repaying(fake_server, tmp_path):
     assert 4 <= len(done) < n
 
     fake_server.delay = 0.0
-    client = LLMClient(MODEL, base_url=fake_server.url, api_key=KEY, concurrency=conc,
-                       cache=CallCache(cache_path), meter=CostMeter())
+    client = LLMClient(MODEL, fake_server.url, api_key=KEY, cache=CallCache(cache_path), meter=CostMeter(),
+                       policy=CallPolicy(concurrency=conc))
     reqs = [[{"role": "system", "content": "TASK: grade"}, {"role": "user", "content": f"INPUT: item {i}"}]
             for i in range(n)]
     out = client.complete_many(reqs, stage="judge", parse=json_object_parser(["score"]), progress=False)
@@ -393,8 +395,8 @@ def test_from_config_env_overrides_and_validation(fake_server, tmp_path, monkeyp
     cfg = {"llm": {"model": "gpt-elsewhere", "base_url": "http://127.0.0.1:9/v1", "concurrency": 2, "budget_usd": None,
                    "stages": {"facts": {"timeout": 5}}}}
     client = from_config(cfg, tmp_path / "c.jsonl", stage="facts", env=env)
-    assert client.model == MODEL and client.base_url == fake_server.url and client.timeout == 5
-    assert client.concurrency == 2
+    assert client.model == MODEL and client.base_url == fake_server.url and client.policy.timeout == 5
+    assert client.policy.concurrency == 2
     assert client.complete(grade_msgs(0), parse=GRADE).ok and fake_server.total == 1
     assert fake_server.auth_headers == ["Bearer EMPTY"]  # local server, no key configured
     client.close()
@@ -417,12 +419,37 @@ def test_from_config_defaults_are_the_schema_defaults(fake_server, tmp_path):
     client = from_config({"llm": {"base_url": fake_server.url}}, tmp_path / "c.jsonl", env={})
     assert client.model == llm_schema["model"]["default"] == "gpt-4o-mini"
     assert client.meter.budget_usd == Decimal("5.0")
-    assert (client.concurrency, client.timeout, client.max_retries, client.backoff, client.malformed_retries,
-            client.max_failed_share, client.api_key_env) == (4, 60.0, 5, 1.0, 2, 0.02, "OPENAI_API_KEY")
+    assert client.policy == CallPolicy()  # the schema's defaults are the policy's
+    assert (client.policy.concurrency, client.policy.timeout, client.policy.max_retries, client.policy.backoff,
+            client.policy.malformed_retries, client.policy.max_failed_share, client.api_key_env) == (
+        4, 60.0, 5, 1.0, 2, 0.02, "OPENAI_API_KEY")
     assert client.summary()["budget_usd"] == 5.0
     client.close()
     with pytest.raises(InputError, match="a budget needs a price for model 'fake-model'"):
         from_config({"llm": {"model": "fake-model", "base_url": fake_server.url}}, tmp_path / "x", env={})
+
+
+def test_call_policy_is_one_checked_frozen_value(fake_server, tmp_path):
+    """The policy is checked where it is built, with the field named; the config's llm section builds it."""
+    assert CallPolicy(concurrency="3", timeout=5).concurrency == 3
+    for bad, field in (({"concurrency": 0}, "concurrency"), ({"max_retries": -1}, "max_retries"),
+                       ({"malformed_retries": -1}, "malformed_retries"), ({"timeout": 0}, "timeout"),
+                       ({"max_failed_share": 1.5}, "max_failed_share"), ({"backoff": "soon"}, "backoff")):
+        with pytest.raises(ValueError, match=f"^{field} must be"):
+            CallPolicy(**bad)
+    policy = CallPolicy()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        policy.concurrency = 2  # type: ignore[misc]
+    assert policy.replace(repair=False) == CallPolicy(repair=False) and policy.repair
+    with pytest.raises(TypeError, match="needs a CallCache"):
+        LLMClient(MODEL, fake_server.url, cache=None)  # type: ignore[arg-type]
+    cfg = {"llm": {"model": MODEL, "base_url": fake_server.url, "budget_usd": None, "max_retries": 1,
+                   "stages": {"judge": {"malformed_retries": 0}}}}
+    client = from_config(cfg, tmp_path / "c.jsonl", stage="judge", env={}, retry_failed=False, sleep=Sleeps())
+    assert client.policy == CallPolicy(max_retries=1, malformed_retries=0, retry_failed=False)
+    client.close()
+    with pytest.raises(InputError, match="field 'llm.max_failed_share'"):
+        from_config(cfg, tmp_path / "c.jsonl", env={}, max_failed_share=2)
 
 
 # ---------------------------------------------------------------------------------------------- replies

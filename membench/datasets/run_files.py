@@ -35,3 +35,25 @@ def write_trec(run: pd.DataFrame, path: Path, tag: str) -> None:
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.writelines(f"{f'{qid}/{gran}' if several else qid} Q0 {item} {rank} {score:.6f} {tag}\n"
                       for qid, gran, item, rank, score in columns)
+
+
+def read_trec(path: str | Path, granularities: tuple[str, ...] = ()) -> tuple[pd.DataFrame, str | None]:
+    """A TREC run file (``qid Q0 docid rank score tag``) as a run table and its tag. A qid ``<question>/<g>`` with
+    ``g`` in `granularities` names the granularity too, as the workflow writes a run ranked at several
+    (`membench.datasets.run_files.write_trec`); otherwise the granularity column is left empty."""
+    rows, tags = [], set()
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 6:
+                raise ValueError(f"{path}:{n}: a TREC run line has 6 fields (qid Q0 docid rank score tag), "
+                                 f"got {len(parts)}: {line.strip()!r}")
+            qid, _, item, rank, score, tag = parts
+            head, sep, tail = qid.rpartition("/")
+            qid, granularity = (head, tail) if sep and tail in granularities else (qid, None)
+            rows.append((qid, int(rank), item, float(score), granularity))
+            tags.add(tag)
+    run = pd.DataFrame(rows, columns=list(RUN_COLUMNS)).astype(RUN_COLUMNS)
+    return run, (tags.pop() if len(tags) == 1 else None)

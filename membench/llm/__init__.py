@@ -18,13 +18,14 @@ Typical stage code::
 from membench.llm.cache import CallCache, canonical_request, make_key
 from membench.llm.client import ENV_MODEL, LLMClient, Reply
 from membench.llm.errors import LLMConfigError, LLMError, StopRequested
+from membench.llm.policy import CallPolicy
 from membench.llm.section import from_config
 from membench.llm.transport import ENV_BASE_URL, safe_url
 from membench.llm.pricing import BudgetExceeded, CostMeter
 from membench.llm.replies import MalformedReply, json_object_parser, parse_json_object, parse_text
 
 __all__ = [
-    "BudgetExceeded", "CallCache", "CostMeter", "ENV_BASE_URL", "ENV_MODEL", "LLMClient", "LLMConfigError",
-    "LLMError", "MalformedReply", "Reply", "StopRequested", "canonical_request", "from_config", "json_object_parser",
-    "make_key", "parse_json_object", "parse_text", "safe_url",
+    "BudgetExceeded", "CallCache", "CallPolicy", "CostMeter", "ENV_BASE_URL", "ENV_MODEL", "LLMClient",
+    "LLMConfigError", "LLMError", "MalformedReply", "Reply", "StopRequested", "canonical_request", "from_config",
+    "json_object_parser", "make_key", "parse_json_object", "parse_text", "safe_url",
 ]

@@ -24,7 +24,7 @@ Failures
     record (and for the report) but is never a result: the next run asks again. Most failures are
     transient (rate limits, timeouts, 5xx) and a malformed reply may come out right on a second ask;
     the budget caps what such retries can cost. Clients that would rather not re-ask can use
-    :meth:`CallCache.last_failure` (``LLMClient(retry_failed=False)``).
+    :meth:`CallCache.last_failure` (``CallPolicy(retry_failed=False)``).
 
 Crash recovery
     A last line without its newline (the process died mid-write) or any other unparsable line is

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["MalformedReply", "parse_json_object", "json_object_parser", "parse_text"]
+__all__ = ["MalformedReply", "parse_json_object", "json_object_parser", "parse_text", "parse_reply"]
 
 _FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n?(.*?)```", re.DOTALL)
 
@@ -133,3 +133,18 @@ def parse_text(text: str | None) -> str:
     if text is None or not str(text).strip():
         raise MalformedReply("empty reply", text)
     return str(text).strip()
+
+
+def parse_reply(parse: Callable[[str], Any] | None, text: str | None) -> Any:
+    """``parse(text)`` as the client applies it: an empty reply is malformed, no ``parse`` returns the text, and a
+    ``ValueError`` from ``parse`` (json errors and friends) counts as malformed; other errors are bugs."""
+    if text is None or not str(text).strip():
+        raise MalformedReply("empty reply", text)
+    if parse is None:
+        return text
+    try:
+        return parse(text)
+    except MalformedReply:
+        raise
+    except ValueError as exc:
+        raise MalformedReply(str(exc), text) from exc

@@ -1,9 +1,10 @@
 """The ``llm:`` config section -> a ready client: the section's checks and defaults (the schema's), its per-stage
-overrides, the environment variables that win over it, the price table (``llm.prices``, else
+overrides, the environment variables that win over it, the call policy, the price table (``llm.prices``, else
 genai-prices') and budget, and the call cache it opens."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -12,8 +13,11 @@ from membench.config import config_section, section_keys
 from membench.errors import InputError
 from membench.llm.cache import CallCache
 from membench.llm.client import ENV_MODEL, LLMClient
+from membench.llm.policy import CallPolicy
 from membench.llm.pricing import CostMeter
 from membench.llm.transport import ENV_BASE_URL
+
+POLICY_FIELDS = frozenset(f.name for f in dataclasses.fields(CallPolicy))
 
 
 def from_config(cfg: Mapping[str, Any], cache_path: str | os.PathLike, stage: str = "default", *,
@@ -22,12 +26,13 @@ def from_config(cfg: Mapping[str, Any], cache_path: str | os.PathLike, stage: st
     """Build a client from the ``llm:`` config section.
 
     ``cfg`` is the whole config (with an ``llm`` key) or the ``llm`` section itself. Its keys, checks and
-    defaults are those of ``workflow/schemas/config.schema.yaml`` (``llm:``, e.g. its ``budget_usd``), applied
+    defaults are those of ``membench/config.schema.yaml`` (``llm:``, e.g. its ``budget_usd``), applied
     here to the section merged with its ``stages.<stage>`` overrides, so a config passed directly reads as
     the validated one. ``$MEMBENCH_LLM_MODEL`` / ``$MEMBENCH_LLM_BASE_URL`` win over ``model`` / ``base_url``.
 
-    The cache at ``cache_path`` is opened here and closed with the client. ``overrides`` go straight to
-    :class:`LLMClient` (e.g. ``sleep=`` in tests).
+    The call policy is :meth:`CallPolicy.from_section` of the merged section. The cache at ``cache_path`` is opened
+    here and closed with the client. ``overrides`` that name a :class:`CallPolicy` field change the policy (e.g.
+    ``retry_failed=False``); the others go straight to :class:`LLMClient` (e.g. ``sleep=`` in tests).
     """
     env = os.environ if env is None else env
     section = cfg.get("llm", cfg) if isinstance(cfg, Mapping) else None
@@ -59,15 +64,12 @@ def from_config(cfg: Mapping[str, Any], cache_path: str | os.PathLike, stage: st
         raise InputError(config_path, f"a budget needs a price for model {model!r}; add it to llm.prices",
                          field="llm.prices")
 
-    kwargs = dict(
-        model=model, base_url=base_url, api_key_env=section["api_key_env"], concurrency=section["concurrency"],
-        timeout=section["timeout"], max_retries=section["max_retries"], backoff=section["backoff"],
-        malformed_retries=section["malformed_retries"], stage=stage, max_failed_share=section["max_failed_share"],
-    )
-    kwargs.update(overrides)
+    policy = CallPolicy.from_section(section, config_path,
+                                     **{k: overrides.pop(k) for k in POLICY_FIELDS & set(overrides)})
     cache = CallCache(cache_path)
     try:
-        return LLMClient(cache=cache, meter=meter, owns_cache=True, **kwargs)
+        return LLMClient(model, base_url, api_key_env=section["api_key_env"], cache=cache, meter=meter, policy=policy,
+                         stage=stage, owns_cache=True, **overrides)
     except BaseException:
         cache.close()
         raise

@@ -83,13 +83,13 @@ def call_batch(client: LLMClient, requests: Sequence[Any], *, stage: str, parse=
     """``client.complete_many`` with the stop rules: returns (replies, stop status or None, message).
 
     ``replies[i]`` is ``None`` for a request that was not made (budget reached or stop requested). The status
-    is ``"failed"`` when more than ``client.max_failed_share`` of the requests failed.
+    is ``"failed"`` when more than ``client.policy.max_failed_share`` of the requests failed.
     """
     if not requests:
         return [], None, None
     try:
         replies = client.complete_many(requests, stage=stage, parse=parse, progress=progress, **params)
-        return (replies, *failed_share_stop(replies, client.max_failed_share, stage))
+        return (replies, *failed_share_stop(replies, client.policy.max_failed_share, stage))
     except BudgetExceeded as stop:
         return list(stop.results or [None] * len(requests)), STATUS_BUDGET, stop.message
     except StopRequested as stop:

@@ -1,11 +1,12 @@
 """One paid completion over HTTP, retried on transient errors: the part of the client that talks to the server.
 
-The retry policy is tenacity's (`Retrying`): HTTP 408/409/429/5xx, timeouts, connection errors and unparsable
-bodies are retried up to ``max_retries`` times, waiting ``backoff * 2**(n-1)`` jittered to 50-100 % and capped at
-``max_backoff``, or what a ``Retry-After`` / ``retry-after-ms`` header asks (capped at ``max_retry_after``). What
-tenacity does not know stays here: the budget is checked before every attempt (no paid call over budget), a stop
-request ends the loop before the next attempt and cuts a backoff short, and 401/403/404 or an endpoint that cannot
-be reached at all stop the stage at once (`LLMConfigError`, naming the endpoint, never the key).
+The retry loop is tenacity's (`Retrying`), its numbers the client's `CallPolicy`: HTTP 408/409/429/5xx, timeouts,
+connection errors and unparsable bodies are retried up to ``max_retries`` times, waiting ``backoff * 2**(n-1)``
+jittered to 50-100 % and capped at ``max_backoff``, or what a ``Retry-After`` / ``retry-after-ms`` header asks
+(capped at ``max_retry_after``). What tenacity does not know stays here: the budget is checked before every attempt
+(no paid call over budget), a stop request ends the loop before the next attempt and cuts a backoff short, and
+401/403/404 or an endpoint that cannot be reached at all stop the stage at once (`LLMConfigError`, naming the
+endpoint, never the key).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import email.utils
 import logging
 import random
 import socket
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,7 +25,9 @@ import openai
 import tenacity
 
 from membench.llm.errors import LLMConfigError
+from membench.llm.policy import CallPolicy
 from membench.llm.pricing import CostMeter
+from membench.llm.stopping import StopFlag
 
 log = logging.getLogger("membench.llm")
 
@@ -48,21 +50,6 @@ class Outcome:
     attempts: int = 0
     error: str | None = None  # set when the request failed without a reply
     stopped: bool = False  # no (further) attempt was made because a stop was requested
-
-
-class StopFlag:
-    """A stop request shared by the client's workers: set once, with the first reason given."""
-
-    def __init__(self) -> None:
-        self.event = threading.Event()
-        self.reason: str | None = None
-
-    def set(self, reason: str) -> None:
-        self.reason = self.reason or reason
-        self.event.set()
-
-    def is_set(self) -> bool:
-        return self.event.is_set()
 
 
 def safe_url(url: str | None) -> str | None:
@@ -139,15 +126,11 @@ class Transport:
     model: str
     base_url: str | None
     api_key_env: str
-    timeout: float
     meter: CostMeter
     stop: StopFlag
     redact: Callable[[Any], str]
     cache_path: Any
-    max_retries: int = 5
-    backoff: float = 1.0
-    max_backoff: float = 30.0
-    max_retry_after: float = 60.0
+    policy: CallPolicy = field(default_factory=CallPolicy)
     sleep: Callable[[float], None] = time.sleep
     _warned_no_usage: bool = field(default=False, init=False)  # said once per transport
 
@@ -164,7 +147,8 @@ class Transport:
             return self._attempt(messages, params, stage, attempts)
 
         retrying = tenacity.Retrying(
-            retry=tenacity.retry_if_exception_type(_Transient), stop=tenacity.stop_after_attempt(self.max_retries + 1),
+            retry=tenacity.retry_if_exception_type(_Transient),
+            stop=tenacity.stop_after_attempt(self.policy.max_retries + 1),
             wait=self._wait, sleep=self._pause, before_sleep=lambda state: self._before_sleep(state, stage),
             reraise=True)
         try:
@@ -191,7 +175,7 @@ class Transport:
             raise _Transient(f"HTTP {status} ({detail[:200]})", retry_after(exc)) from None
         except openai.APITimeoutError:
             self.meter.release()
-            raise _Transient(f"timed out after {self.timeout:g}s") from None
+            raise _Transient(f"timed out after {self.policy.timeout:g}s") from None
         except openai.APIConnectionError as exc:
             self.meter.release()
             cannot = unreachable(exc)
@@ -210,14 +194,16 @@ class Transport:
     def _wait(self, state: tenacity.RetryCallState) -> float:
         asked = state.outcome.exception().retry_after
         if asked is not None:
-            return min(asked, self.max_retry_after)
-        return min(self.max_backoff, self.backoff * (2 ** (state.attempt_number - 1))) * random.uniform(0.5, 1.0)
+            return min(asked, self.policy.max_retry_after)
+        policy = self.policy
+        return min(policy.max_backoff, policy.backoff * (2 ** (state.attempt_number - 1))) * random.uniform(0.5, 1.0)
 
     def _before_sleep(self, state: tenacity.RetryCallState, stage: str) -> None:
         exc = state.outcome.exception()
         self.meter.record_retry(stage)
         log.warning("stage %s: %s; retry %d/%d in %.2fs%s", stage, exc.reason, state.attempt_number,
-                    self.max_retries, state.next_action.sleep, " (Retry-After)" if exc.retry_after is not None else "")
+                    self.policy.max_retries, state.next_action.sleep,
+                    " (Retry-After)" if exc.retry_after is not None else "")
 
     def _pause(self, seconds: float) -> None:
         if self.sleep is time.sleep:

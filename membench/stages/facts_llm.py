@@ -6,7 +6,7 @@ writes ``<out_dir>/<session_key>.jsonl`` fact logs plus ``<out_dir>/manifest.jso
 writes LoCoMo's own observation facts in the same format with zero calls. ``SessionStore(<dataset folder or
 its ingest files>, facts_dir=out_dir)`` then serves the facts to the fact-augmented adapters (``adapters/facts.py``).
 
-Config (``facts:`` section; defaults in ``workflow/schemas/config.schema.yaml``, keys explained in
+Config (``facts:`` section; defaults in ``membench/config.schema.yaml``, keys explained in
 ``config.yaml``): ``max_turn_chars`` (a longer turn is cut in the prompt) and ``params`` (request parameters of
 every facts call).
 

@@ -5,7 +5,7 @@ over the extended pool.
 ok|failed|budget|interrupted, model, reason, error) and a cost JSON. ``score`` writes the per-question
 ``extended/`` metric rows (see :mod:`membench.benchmarks.procedural.extended`).
 
-Config (``judge:`` section; defaults in ``workflow/schemas/config.schema.yaml``, keys explained in
+Config (``judge:`` section; defaults in ``membench/config.schema.yaml``, keys explained in
 ``config.yaml``): ``k`` (grade the unlabelled pairs among the top k of each query), ``max_state_chars`` (each
 state is cut to this many characters in the prompt), ``max_steps`` (at most this many steps are shown) and
 ``params`` (request parameters of every grade call).

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
-
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from membench.benchmarks.prepare import prepare
 from membench.benchmarks.record import Benchmark
-from membench.datasets.errata import apply_errata
-from membench.datasets.errata.evidence import apply_evidence_errata
-from membench.datasets.subset import subset
 from membench.io import sha256_file
 from membench.jobs.job import Job
 
@@ -28,17 +25,9 @@ def run(record: Benchmark, source: Path, out: Path | Mapping[str, Path], errata:
     paths in `out`, or into the folder `out`). `digests`: the sha256 of source files known already (the rule's
     param for a local copy, from `membench.jobs.source_digests`), so a large file is not hashed a second time."""
     source = Path(source)
-    parsed = record.parse_source(source)
+    parsed = prepare(record, source, errata, subset_spec, category_names)
     known = digests or {}
     sources = {str(p): known.get(str(p)) or sha256_file(p) for p in record.files_read(source)}
-    if category_names and record.name_categories:
-        record.name_categories(parsed, category_names)
-    if record.errata:
-        parsed.counts["gold_errata_applied"] = apply_errata(parsed, errata, record.errata)
-    if subset_spec:
-        parsed = subset(parsed, int(subset_spec["per_group"]), int(subset_spec["seed"]))
-    if record.evidence_errata:
-        parsed.counts["evidence_errata"] = apply_evidence_errata(parsed, errata, record.evidence_errata)
     parsed.write(out if isinstance(out, Mapping) else Path(out), sources)
     log.info("parsed %s from %s: %s", record.kind, source, parsed.counts)
     for entry in parsed.log.as_list():

@@ -14,7 +14,7 @@ LoCoMo category 5 is decided by upstream's rule, without a call), computes LoCoM
 - the per-question score rows (``qa/accuracy``, ``qa/f1``) in the scorer's shape, for the aggregate rule;
 - a cost JSON (meter stages ``qa-answer`` and ``qa-verdict``).
 
-Config (``qa:`` section; defaults in ``workflow/schemas/config.schema.yaml``, keys explained in
+Config (``qa:`` section; defaults in ``membench/config.schema.yaml``, keys explained in
 ``config.yaml``): ``k`` (top-K retrieved items per question), ``granularity`` (null: session for LongMemEval,
 turn for LoCoMo), ``max_context_chars`` (context budget; items in rank order, the overflowing one cut),
 ``order`` (date: oldest first, as upstream LongMemEval; or rank), ``expand_rounds`` (null: true for
