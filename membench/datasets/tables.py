@@ -111,11 +111,14 @@ class ParsedDataset:
     gold_issues: tuple[str, ...] = ()  # the `gold_issue` reasons its parser can give, counted even when 0
 
     def tables(self) -> dict[str, pd.DataFrame]:
+        """The four tables every benchmark has, then the gold roles and rubrics (empty where it has none)."""
         return {
             "questions": frame(self.questions, QUESTION_COLUMNS),
             "turns": frame(self.turns, TURN_COLUMNS),
             "haystacks": frame(self.haystacks, HAYSTACK_COLUMNS),
             "qrels": frame(self.qrels, QREL_COLUMNS),
+            "gold_roles": frame(self.gold_roles, GOLD_ROLE_COLUMNS),
+            "rubrics": frame(self.rubrics, RUBRIC_COLUMNS),
         }
 
     def write(self, out: Path | Mapping[str, Any], sources: dict[str, str]) -> None:
@@ -123,17 +126,13 @@ class ParsedDataset:
         :func:`dataset_files`), and the evidence errata, gold roles and rubrics tables where ``out`` names them (a
         folder always does)."""
         paths = needed(dataset_files(out), *TABLES, "normalization")
-        extra = {name: (rows, columns, dataset_files(out).get(name)) for name, rows, columns in (
-            ("evidence_errata", self.evidence_errata, EVIDENCE_ERRATA_COLUMNS),
-            ("gold_roles", self.gold_roles, GOLD_ROLE_COLUMNS), ("rubrics", self.rubrics, RUBRIC_COLUMNS))}
-        for path in [*paths, *(p for _, _, p in extra.values() if p)]:
-            path.parent.mkdir(parents=True, exist_ok=True)
         tables = self.tables()
-        for name, path in zip(TABLES, paths):
+        tables["evidence_errata"] = frame(self.evidence_errata, EVIDENCE_ERRATA_COLUMNS)
+        extra = {name: dataset_files(out).get(name) for name in ("evidence_errata", *OPTIONAL_TABLES)}
+        for path in [*paths, *(p for p in extra.values() if p)]:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        for name, path in [*zip(TABLES, paths), *((n, p) for n, p in extra.items() if p)]:
             atomic_write_parquet(tables[name], path)
-        for rows, columns, path in extra.values():
-            if path:
-                atomic_write_parquet(frame(rows, columns), path)
         report = {"kind": self.kind, "counts": self.counts, "sources": sources,
                   "gold": coverage(self.questions, self.gold_issues), "normalizations": self.log.as_list()}
         atomic_write_text(paths[-1], json.dumps(report, indent=2, ensure_ascii=False) + "\n")
