@@ -96,7 +96,7 @@ def load(kind_or_path: str | Path | Benchmark, source: str | Path | None = None,
     parsed = prepare(record, Path(source), settings, subset,
                      {str(k): v for k, v in category_names.items()} if category_names else None)
     tables = parsed.tables()
-    return _dataset(name or record.kind, record, Gold(*(tables[t] for t in TABLES)))
+    return _dataset(name or record.kind, record, Gold(*(tables[t] for t in TABLES), roles=tables["gold_roles"]))
 
 
 def _dataset(name: str, record: Benchmark, gold: Gold) -> Dataset:

@@ -105,8 +105,15 @@ def test_names_that_could_leave_results_are_refused(section, name):
                                      "reaches outside results/)")
 
 
-@pytest.mark.parametrize("name", ["../x", "a/b", "..", "."])
+@pytest.mark.parametrize("name", ["../x", "a/../../x", "/etc/x", "a//b", "a/./b", "..", ".", "a\\b"])
 def test_download_file_names_stay_in_their_folder(name):
     with pytest.raises(InputError) as err:
         validate_config({"datasets": {"d": {"kind": "locomo", "files": [{"url": "https://h/f.json", "name": name}]}}})
     assert err.value.field == "datasets.d.files.0.name"
+
+
+def test_a_download_may_name_a_file_by_its_path_inside_the_folder():
+    """BEAM's chats share file names: `1/chat.json`, `2/chat.json` (membench.fetch.download takes the same)."""
+    config = validate_config({"datasets": {"d": {"kind": "beam", "files": [
+        {"url": "https://h/1/chat.json", "name": "1/chat.json"}, {"url": "https://h/2/chat.json", "name": "2/chat.json"}]}}})
+    assert [f["name"] for f in config["datasets"]["d"]["files"]] == ["1/chat.json", "2/chat.json"]

@@ -477,6 +477,16 @@ def test_materialize_replaces_an_existing_dest(server, tmp_path):
     assert listing(tmp_path) == ["ds"]
 
 
+def test_materialize_names_files_by_relative_paths(server, tmp_path):
+    """BEAM's chats share file names (`1/chat.json`, `2/chat.json`): `name` may be a path inside the folder."""
+    urls = [server.serve(f"/{n}/chat.json", BODY) for n in (1, 2)]
+    dest = tmp_path / "beam"
+    files = materialize("beam", {"kind": "beam", "files": [{"url": u, "sha256": BODY_SHA, "name": f"{n}/chat.json"}
+                                                           for n, u in zip((1, 2), urls)]}, dest)
+    assert files == [dest / "1" / "chat.json", dest / "2" / "chat.json"]
+    assert all(f.read_bytes() == BODY for f in files)
+
+
 @pytest.mark.parametrize(
     "spec, message",
     [
@@ -487,6 +497,10 @@ def test_materialize_replaces_an_existing_dest(server, tmp_path):
         ({"kind": "k", "url": "http://h/"}, "file name"),
         ({"kind": "k", "files": [{"url": "http://h/a.json"}, {"url": "http://g/a.json"}]}, "both be saved"),
         ({"kind": "k", "url": "http://h/a", "name": "../a"}, "file name"),
+        ({"kind": "k", "url": "http://h/a", "name": "1/../../a"}, "file name"),
+        ({"kind": "k", "url": "http://h/a", "name": "/etc/a"}, "file name"),
+        ({"kind": "k", "url": "http://h/a", "name": "1//a"}, "file name"),
+        ({"kind": "k", "url": "http://h/a", "name": "1\\a"}, "file name"),
     ],
 )
 def test_bad_specs_name_the_dataset(tmp_path, spec, message):

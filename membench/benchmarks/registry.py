@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from membench.benchmarks.beam.benchmark import BENCHMARK as BEAM
 from membench.benchmarks.locomo.benchmark import BENCHMARK as LOCOMO
 from membench.benchmarks.longmemeval.benchmark import BENCHMARK as LONGMEMEVAL
 from membench.benchmarks.procedural.benchmark import BENCHMARK as PROCEDURAL
@@ -15,7 +16,7 @@ from membench.benchmarks.record import Benchmark
 from membench.datasets.tables import ParsedDataset
 from membench.errors import InputError
 
-BUILT_IN = (LONGMEMEVAL, LOCOMO, PROCEDURAL)
+BUILT_IN = (LONGMEMEVAL, LOCOMO, PROCEDURAL, BEAM)
 BENCHMARKS: dict[str, Benchmark] = {}
 
 

@@ -21,6 +21,8 @@ LEFT_OUT = {
     "abstention": "abstention question (`_abs`): nothing to find, as the benchmark's own scorer skips it",
     "no_target": "question without a user-side evidence turn, as the benchmark's own scorer skips it",
     "no_gold": "question without gold to score against (its parser named no reason)",
+    "no_source_ids": "question whose `source_chat_ids` is absent or null (BEAM: every abstention question)",
+    "empty_source_ids": "question whose `source_chat_ids` is an empty list (BEAM)",
 }
 # reason -> what it means; such a question is scored on the part of its gold that resolves
 PARTIAL = {

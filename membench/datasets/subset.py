@@ -76,6 +76,8 @@ def subset(data: ParsedDataset, per_group: int, seed: int) -> ParsedDataset:
     keys = {h["session_key"] for h in haystacks}
     out = ParsedDataset(data.kind, questions=questions, turns=[t for t in data.turns if t["session_key"] in keys],
                         haystacks=haystacks, qrels=[r for r in data.qrels if r["question_id"] in ids],
+                        gold_roles=[r for r in data.gold_roles if r["question_id"] in ids],
+                        rubrics=[r for r in data.rubrics if r["question_id"] in ids],
                         log=data.log, counts=dict(data.counts), gold_issues=data.gold_issues)
     out.counts["subset"] = {"per_group": per_group, "seed": seed, "questions": len(questions),
                             "of_questions": len(data.questions), "haystacks": len(haystack_ids),

@@ -4,6 +4,9 @@
 - turns: one row per event of every distinct session (turn, task statement or trajectory step).
 - haystacks: which sessions (by content key) each haystack holds, in benchmark order.
 - qrels: question_id, item_id (the benchmark's own name), granularity, relevance: the evidence that is scored.
+- gold_roles: where a benchmark's gold names roles (BEAM: an update and the original it replaces, the two sides of a
+  contradiction, events in order), each gold item's role and its position in its list; empty for the others.
+- rubrics: where a benchmark judges answers by rubric items (BEAM), each question's items in order; else empty.
 - evidence_errata: for each question an evidence erratum corrected (`errata.evidence: apply`), its evidence as
   published and as corrected (`evidence` column), so the published figures can be scored beside the corrected.
 """
@@ -37,12 +40,17 @@ TURN_COLUMNS = {
 HAYSTACK_COLUMNS = {"haystack_id": "string", "position": "int64", "session_key": "string"}
 QREL_COLUMNS = {"question_id": "string", "item_id": "string", "granularity": "string", "relevance": "float64"}
 EVIDENCE_ERRATA_COLUMNS = {**QREL_COLUMNS, "evidence": "string", "erratum": "string", "source": "string"}
+# role: the list the item stands in (e.g. "original_info"); group: which entry of that list (an event of an ordering
+# may name several messages); position: the item's place among them
+GOLD_ROLE_COLUMNS = {"question_id": "string", "role": "string", "group": "int64", "item_id": "string"}
+RUBRIC_COLUMNS = {"question_id": "string", "position": "int64", "text": "string"}
 
 SPLITS = {0: "tune", 1: "holdout"}
 
 TABLES = ("questions", "turns", "haystacks", "qrels")
-FILES = {**{name: f"{name}.parquet" for name in TABLES}, "evidence_errata": "evidence_errata.parquet",
-         "normalization": "normalization.json"}
+OPTIONAL_TABLES = ("gold_roles", "rubrics")  # written by every parse (empty where a benchmark has none)
+FILES = {**{name: f"{name}.parquet" for name in TABLES + OPTIONAL_TABLES},
+         "evidence_errata": "evidence_errata.parquet", "normalization": "normalization.json"}
 
 
 def files_in(source: Path | str | Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Path]:
@@ -96,30 +104,35 @@ class ParsedDataset:
     haystacks: list[dict[str, Any]] = field(default_factory=list)
     qrels: list[dict[str, Any]] = field(default_factory=list)
     evidence_errata: list[dict[str, Any]] = field(default_factory=list)
+    gold_roles: list[dict[str, Any]] = field(default_factory=list)
+    rubrics: list[dict[str, Any]] = field(default_factory=list)
     log: NormalizationLog = field(default_factory=NormalizationLog)
     counts: dict[str, Any] = field(default_factory=dict)
     gold_issues: tuple[str, ...] = ()  # the `gold_issue` reasons its parser can give, counted even when 0
 
     def tables(self) -> dict[str, pd.DataFrame]:
+        """The four tables every benchmark has, then the gold roles and rubrics (empty where it has none)."""
         return {
             "questions": frame(self.questions, QUESTION_COLUMNS),
             "turns": frame(self.turns, TURN_COLUMNS),
             "haystacks": frame(self.haystacks, HAYSTACK_COLUMNS),
             "qrels": frame(self.qrels, QREL_COLUMNS),
+            "gold_roles": frame(self.gold_roles, GOLD_ROLE_COLUMNS),
+            "rubrics": frame(self.rubrics, RUBRIC_COLUMNS),
         }
 
     def write(self, out: Path | Mapping[str, Any], sources: dict[str, str]) -> None:
         """Write the four Parquet tables and normalization.json (each atomically) to the paths in ``out`` (see
-        :func:`dataset_files`), and the evidence errata table where ``out`` names it (a folder always does)."""
+        :func:`dataset_files`), and the evidence errata, gold roles and rubrics tables where ``out`` names them (a
+        folder always does)."""
         paths = needed(dataset_files(out), *TABLES, "normalization")
-        errata_path = dataset_files(out).get("evidence_errata")
-        for path in [*paths, *([errata_path] if errata_path else [])]:
-            path.parent.mkdir(parents=True, exist_ok=True)
         tables = self.tables()
-        for name, path in zip(TABLES, paths):
+        tables["evidence_errata"] = frame(self.evidence_errata, EVIDENCE_ERRATA_COLUMNS)
+        extra = {name: dataset_files(out).get(name) for name in ("evidence_errata", *OPTIONAL_TABLES)}
+        for path in [*paths, *(p for p in extra.values() if p)]:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        for name, path in [*zip(TABLES, paths), *((n, p) for n, p in extra.items() if p)]:
             atomic_write_parquet(tables[name], path)
-        if errata_path:
-            atomic_write_parquet(frame(self.evidence_errata, EVIDENCE_ERRATA_COLUMNS), errata_path)
         report = {"kind": self.kind, "counts": self.counts, "sources": sources,
                   "gold": coverage(self.questions, self.gold_issues), "normalizations": self.log.as_list()}
         atomic_write_text(paths[-1], json.dumps(report, indent=2, ensure_ascii=False) + "\n")

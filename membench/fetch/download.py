@@ -259,14 +259,23 @@ def _remote_entries(dataset_name: str, spec: dict) -> list[tuple[str, str | None
             raise _spec_error(dataset_name, field, "needs a 'url'")
         url = str(item["url"])
         name = item.get("name") or _name_from_url(url)
-        if not name or name in (".", "..") or "/" in name or "\\" in name or name.endswith((".part", ".sha256")):
-            message = f"cannot use {name!r} as a file name; set 'name' to a plain file name"
+        if not _safe_name(name):
+            message = (f"cannot use {name!r} as a file name; set 'name' to a plain file name or a relative path "
+                       "inside the dataset folder (e.g. '1/chat.json')")
             raise _spec_error(dataset_name, field, message)
         if name in seen:
             raise _spec_error(dataset_name, field, f"two files would both be saved as {name!r}; set 'name'")
         seen.add(name)
         entries.append((url, item.get("sha256"), name))
     return entries
+
+
+def _safe_name(name: str) -> bool:
+    """A file name, or a relative path of them ('1/chat.json': a benchmark whose files share names across folders),
+    that stays inside the dataset folder."""
+    parts = name.split("/") if name else []
+    return bool(parts) and "\\" not in name and all(p and p not in (".", "..") for p in parts) \
+        and not name.endswith((".part", ".sha256"))
 
 
 def _name_from_url(url: str) -> str:
@@ -307,6 +316,7 @@ def _fetch_remote(entries, tmp: Path, retries: int, timeout: float, backoff: flo
     """Fetch every file first, then unpack the archives among them into the same folder."""
     rel = []
     for url, sha, name in entries:
+        (tmp / name).parent.mkdir(parents=True, exist_ok=True)
         fetch(url, tmp / name, sha, retries=retries, timeout=timeout, backoff=backoff)
         rel.append(name)
     for name in list(rel):

@@ -15,6 +15,7 @@ import pandas as pd
 
 from membench import __version__
 from membench.benchmarks.record import Benchmark
+from membench.report.change import change_json
 from membench.report.headlines import ci_text
 from membench.machine.environment import run_environment
 from membench.io import atomic_write_parquet, atomic_write_text
@@ -53,6 +54,9 @@ def summary_json(summary: pd.DataFrame, records: Mapping[str, Benchmark], subset
         for r in rows.itertuples():
             cell = {"mean": _num(r.mean), "ci_lo": _num(r.ci_lo), "ci_hi": _num(r.ci_hi), "n": int(r.n)}
             entry["adapters"].setdefault(r.adapter, {}).setdefault(r.split, {})[r.metric] = cell
+        change = change_json(summary, dataset)
+        if change is not None:  # the measures of change, every k (each over its ability's questions)
+            entry["change"] = change
         out["datasets"][dataset] = entry
     out["efficiency"] = dict(efficiency) if efficiency is not None else None
     out["provenance"] = dict(provenance) if provenance is not None else None

@@ -16,6 +16,7 @@ from membench.runs.ablation import ablated
 from membench.benchmarks.record import Benchmark
 from membench.jobs.provenance import REPO
 from membench.report.artifacts import subset_line
+from membench.report.change import change_section
 from membench.report.datasets import dataset_section
 from membench.report.difficulty import difficulty_markdown
 from membench.report.evidence_errata import EvidenceErrataFiles, evidence_errata_section
@@ -70,6 +71,8 @@ def build_report(inputs: ReportInputs, out: Path) -> None:
         parts += [f"## {dataset} ({record.kind})", "", units_note(record, spec), ""]
         parts.append(results_section(dataset, record, inputs.summary, inputs.significance, metas.get(dataset, {}),
                                      inputs.baseline, ablated(inputs.config) if inputs.config else ()))
+        change = change_section(dataset, inputs.summary, [a for d, a in inputs.runs if d == dataset])
+        parts += [change] if change else []
         parts.append(published_section(dataset, record.kind, inputs.summary, spec, metas.get(dataset, {})))
         errata = inputs.evidence_errata.get(dataset)
         parts += [evidence_errata_section(dataset, record, errata)] if errata else []

@@ -12,10 +12,12 @@ from membench.report.markdown import table
 
 def dataset_section(name: str, normalization_path: Path) -> str:
     info = json.loads(Path(normalization_path).read_text(encoding="utf-8"))
+    flat = {k: v for k, v in info["counts"].items() if not _is_table(v)}
     counts = [(k, v if not isinstance(v, dict) else ", ".join(f"{a}: {b:,}" for a, b in v.items()))
-              for k, v in info["counts"].items()]
+              for k, v in flat.items()]
     parts = [f"#### Data: {name} ({info['kind']})", "", table(["count", "value"], counts), ""]
     parts += gold_section(info.get("gold"))
+    parts += change_section(info["counts"].get("change"))
     parts += ["Source files (sha256):", ""]
     parts += [f"- `{Path(p).name}` `{digest}`" for p, digest in info["sources"].items()]
     parts.append("")
@@ -28,6 +30,24 @@ def dataset_section(name: str, normalization_path: Path) -> str:
     else:
         parts.append("Normalisations: none were needed.")
     return "\n".join(parts) + "\n"
+
+
+def _is_table(value) -> bool:
+    """A count broken down two ways (e.g. BEAM's coverage of the measures of change: ability -> case -> n)."""
+    return isinstance(value, dict) and bool(value) and all(isinstance(v, dict) for v in value.values())
+
+
+def change_section(change: dict | None) -> list[str]:
+    """Per ability with a measure of change (BEAM): its questions, how many its measures score, and why the others
+    are not (membench.benchmarks.beam.change.coverage)."""
+    if not change:
+        return []
+    reasons = list(dict.fromkeys(r for row in change.values() for r in row if r not in ("questions", "scored")))
+    rows = [(ability, row["questions"], row["scored"], *(row.get(r, 0) for r in reasons))
+            for ability, row in change.items()]
+    return ["Measures of change: the questions each ability's measures score, and why the others are scored on "
+            "recall only (membench/benchmarks/beam/change.py):", "",
+            table(["ability", "questions", "scored", *reasons], rows), ""]
 
 
 def gold_section(gold: dict | None) -> list[str]:

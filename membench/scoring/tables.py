@@ -24,11 +24,16 @@ class Gold:
     turns: pd.DataFrame
     haystacks: pd.DataFrame
     qrels: pd.DataFrame
+    roles: pd.DataFrame | None = None  # the gold items' roles, where the benchmark's gold names them (BEAM)
 
     @classmethod
     def load(cls, source: Path | Mapping[str, Any]) -> "Gold":
-        """The four tables, from their paths (a rule's declared inputs) or the dataset folder."""
-        return cls(*(pd.read_parquet(p) for p in needed(dataset_files(source), *TABLES)))
+        """The four tables, from their paths (a rule's declared inputs) or the dataset folder, and the gold roles
+        where they are named (a folder always names them; a file absent there is a table without roles)."""
+        files = dataset_files(source)
+        roles = files.get("gold_roles")
+        return cls(*(pd.read_parquet(p) for p in needed(files, *TABLES)),
+                   roles=pd.read_parquet(roles) if roles is not None and roles.exists() else None)
 
     @cached_property
     def turn_rows(self) -> dict[str, list[tuple]]:

@@ -12,6 +12,8 @@ rule parse:
         haystacks="results/{dataset}/haystacks.parquet",
         qrels="results/{dataset}/qrels.parquet",
         evidence_errata="results/{dataset}/evidence_errata.parquet",
+        gold_roles="results/{dataset}/gold_roles.parquet",
+        rubrics="results/{dataset}/rubrics.parquet",
         normalization="results/{dataset}/normalization.json",
     params:
         source=dataset_source,

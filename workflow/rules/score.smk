@@ -24,6 +24,7 @@ rule score:
         turns="results/{dataset}/turns.parquet",
         haystacks="results/{dataset}/haystacks.parquet",
         qrels="results/{dataset}/qrels.parquet",
+        gold_roles="results/{dataset}/gold_roles.parquet",
         tokens="results/{dataset}/efficiency/tokens.parquet",
     output:
         scores="results/{dataset}/scores/{run}.parquet",
