@@ -42,7 +42,19 @@ def validate_config(config: dict[str, Any], source: str = "config") -> dict[str,
         if spec.get("url") is not None and spec.get("files"):
             raise InputError(source, "give either `url` or `files`, not both", f"datasets.{name}")
         _check_category_names(spec, source, f"datasets.{name}.category_names")
+        _check_parse_options(spec, source, f"datasets.{name}")
     return config
+
+
+def _check_parse_options(spec: Mapping[str, Any], source: str, field: str) -> None:
+    """A key only some kinds' parsers take (`Benchmark.parse_options`: LoCoMo-Plus's `seed`) only where it is taken."""
+    from membench.benchmarks.registry import BENCHMARKS
+
+    for key in sorted({o for r in BENCHMARKS.values() for o in r.parse_options} & set(spec)):
+        if key not in BENCHMARKS[spec["kind"]].parse_options:
+            takers = sorted(k for k, r in BENCHMARKS.items() if key in r.parse_options)
+            raise InputError(source, f"kind {spec['kind']!r} takes no `{key}` (kind {', '.join(takers)} does)",
+                             field=f"{field}.{key}")
 
 
 def _check_category_names(spec: Mapping[str, Any], source: str, field: str) -> None:

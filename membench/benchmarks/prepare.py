@@ -17,11 +17,13 @@ from membench.datasets.tables import ParsedDataset
 
 def prepare(record: Benchmark, source: Path, errata: Mapping[str, Any] | None = None,
             subset_spec: Mapping[str, Any] | None = None,
-            category_names: Mapping[str, str] | None = None) -> ParsedDataset:
+            category_names: Mapping[str, str] | None = None,
+            options: Mapping[str, Any] | None = None) -> ParsedDataset:
     """Parse `source`; `category_names` names the categories of a record that has them (the dataset's config key);
     `errata` is the config's `errata` section (answer errata where the record ships them, evidence errata applied
-    with `evidence: apply`); `subset_spec` ({per_group, seed}) keeps a stratified subset of questions."""
-    parsed = record.parse_source(Path(source))
+    with `evidence: apply`); `subset_spec` ({per_group, seed}) keeps a stratified subset of questions; `options`:
+    the dataset's values of the keys its record's `parse_options` names (LoCoMo-Plus: `seed`)."""
+    parsed = record.parse_source(Path(source), **(options or {}))
     if category_names and record.name_categories:
         record.name_categories(parsed, category_names)
     if record.errata:

@@ -37,7 +37,7 @@ class Benchmark:
     """One benchmark kind (`datasets.<name>.kind` in the config)."""
 
     kind: str
-    parse: Callable[[Path], ParsedDataset]  # the native files (a file or folder) -> normalised tables
+    parse: Callable[..., ParsedDataset]  # the native files (a file or folder), parse_options -> normalised tables
     score: Callable[[pd.DataFrame, Gold], pd.DataFrame]  # a run + gold -> one row per question x metric
     granularities: tuple[str, ...]  # what it is ranked and scored at, in run order
     headlines: tuple[str, ...]  # the metrics its tables lead with (also the Holm headline family)
@@ -58,6 +58,8 @@ class Benchmark:
     # names its numbered question categories from `datasets.<name>.category_names` (LoCoMo), after parsing
     name_categories: Callable[[ParsedDataset, Mapping[str, str]], None] | None = None
     reads: Callable[[Path], tuple[Path, ...]] | None = None  # the files `parse` reads in a file or folder
+    # the dataset config keys `parse` takes as keyword arguments (LoCoMo-Plus: its placement `seed`)
+    parse_options: tuple[str, ...] = ()
     # recall within this many tokens of results (membench.metrics.efficiency.budget_recall): about one of its longer
     # results (a session, a trajectory) or a few dozen turns, so a system that returns chunks still reads some
     token_budget: int = 2048
@@ -76,11 +78,15 @@ class Benchmark:
             return sorted(p for p in source.rglob("*") if p.is_file() and not p.name.startswith("."))
         return [source]
 
-    def parse_source(self, source: Path) -> ParsedDataset:
-        """Parse its native files at `source`, naming the source when it is missing."""
+    def parse_source(self, source: Path, **options: Any) -> ParsedDataset:
+        """Parse its native files at `source`, naming the source when it is missing; `options`: the values of its
+        `parse_options` (others are refused)."""
+        unknown = sorted(set(options) - set(self.parse_options))
+        if unknown:
+            raise ValueError(f"{self.kind} parsing takes no option {', '.join(unknown)}")
         if not Path(source).exists():
             raise InputError(source, "dataset source not found")
-        return self.parse(Path(source))
+        return self.parse(Path(source), **options)
 
     def depth_for(self, haystack: Haystack, granularity: str, depth: int) -> int:
         """How many of a haystack's documents a run ranks: all of them (full_depth) or `retrieval.depth`."""

@@ -10,13 +10,14 @@ from typing import Any
 
 from membench.benchmarks.beam.benchmark import BENCHMARK as BEAM
 from membench.benchmarks.locomo.benchmark import BENCHMARK as LOCOMO
+from membench.benchmarks.locomo_plus.benchmark import BENCHMARK as LOCOMO_PLUS
 from membench.benchmarks.longmemeval.benchmark import BENCHMARK as LONGMEMEVAL
 from membench.benchmarks.procedural.benchmark import BENCHMARK as PROCEDURAL
 from membench.benchmarks.record import Benchmark
 from membench.datasets.tables import ParsedDataset
 from membench.errors import InputError
 
-BUILT_IN = (LONGMEMEVAL, LOCOMO, PROCEDURAL, BEAM)
+BUILT_IN = (LONGMEMEVAL, LOCOMO, PROCEDURAL, BEAM, LOCOMO_PLUS)
 BENCHMARKS: dict[str, Benchmark] = {}
 
 

@@ -31,6 +31,8 @@ QUESTION_COLUMNS = {
     "answer": "string", "adversarial_answer": "string", "is_abstention": "bool", "haystack_id": "string",
     "upstream_answer": "string", "erratum": "string",  # set where a gold-label erratum changed the answer
     "gold_issue": "string",  # why its gold is empty or partly dangling (membench.datasets.gold), else null
+    # the conversation its haystack is built from, where haystacks share one (LoCoMo-Plus), else null
+    "conversation_id": "string",
 }
 TURN_COLUMNS = {
     "session_key": "string", "session_id": "string", "session_date": "string", "conversation_id": "string",

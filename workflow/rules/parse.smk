@@ -22,6 +22,7 @@ rule parse:
         errata=errata_settings,
         subset=config["subset"],
         category_names=lambda w: dataset_spec(w).get("category_names"),
+        options=lambda w: {k: dataset_spec(w).get(k) for k in dataset_benchmark(w).parse_options},
         code=script_version("scripts/parse.py"),
     log:
         "logs/parse/{dataset}.log",
