@@ -1,5 +1,6 @@
-# Answer mode: answer each question from a run's top k, judge the answer against the gold answer;
-# calibrate the judge on probes of known correctness built from the gold data.
+# Answer mode: answer each question from a run's top k, judge the answer against the gold answer (and by the
+# benchmark's own judge, where it has one: it may read the qrels or rubrics); calibrate the judge on probes of known
+# correctness built from the gold data.
 
 
 rule qa:
@@ -8,6 +9,8 @@ rule qa:
         questions="results/{dataset}/questions.parquet",
         turns="results/{dataset}/turns.parquet",
         haystacks="results/{dataset}/haystacks.parquet",
+        qrels="results/{dataset}/qrels.parquet",
+        rubrics="results/{dataset}/rubrics.parquet",
     output:
         qa="results/{dataset}/qa/{run}.parquet",
         scores="results/{dataset}/qa/{run}.scores.parquet",
@@ -35,6 +38,8 @@ rule qa_full_context:
         questions="results/{dataset}/questions.parquet",
         turns="results/{dataset}/turns.parquet",
         haystacks="results/{dataset}/haystacks.parquet",
+        qrels="results/{dataset}/qrels.parquet",
+        rubrics="results/{dataset}/rubrics.parquet",
     output:
         qa="results/{dataset}/qa/full-context.parquet",
         scores="results/{dataset}/qa/full-context.scores.parquet",
