@@ -1,16 +1,15 @@
 # Answer mode: answer each question from a run's top k, judge the answer against the gold answer (and by the
-# benchmark's own judge, where it has one: it may read the qrels or rubrics); calibrate the judge on probes of known
-# correctness built from the gold data.
+# benchmark's own judge, where it has one: it may read more tables, `judge_tables`); calibrate the judge on probes
+# of known correctness built from the gold data.
 
 
 rule qa:
     input:
+        unpack(judge_tables),
         run="results/{dataset}/runs/{run}.parquet",
         questions="results/{dataset}/questions.parquet",
         turns="results/{dataset}/turns.parquet",
         haystacks="results/{dataset}/haystacks.parquet",
-        qrels="results/{dataset}/qrels.parquet",
-        rubrics="results/{dataset}/rubrics.parquet",
     output:
         qa="results/{dataset}/qa/{run}.parquet",
         scores="results/{dataset}/qa/{run}.scores.parquet",
@@ -35,11 +34,10 @@ rule qa:
 # The upper reference: each question answered from its whole history (qa.full_context).
 rule qa_full_context:
     input:
+        unpack(judge_tables),
         questions="results/{dataset}/questions.parquet",
         turns="results/{dataset}/turns.parquet",
         haystacks="results/{dataset}/haystacks.parquet",
-        qrels="results/{dataset}/qrels.parquet",
-        rubrics="results/{dataset}/rubrics.parquet",
     output:
         qa="results/{dataset}/qa/full-context.parquet",
         scores="results/{dataset}/qa/full-context.scores.parquet",
