@@ -25,6 +25,9 @@ DATA_READERS = {"membench/prompts/": "membench.llm.prompts",
                 "membench/benchmarks/locomo/errata.json": "membench.benchmarks.locomo.benchmark",
                 "membench/benchmarks/locomo/evidence-errata.json": "membench.benchmarks.locomo.benchmark",
                 "membench/benchmarks/longmemeval/evidence-errata.json": "membench.benchmarks.longmemeval.benchmark",
+                "membench/benchmarks/beam/judge-prompt.txt": "membench.benchmarks.beam.judge",
+                "membench/benchmarks/beam/equivalence-prompt.txt": "membench.benchmarks.beam.judge",
+                "membench/benchmarks/locomo_plus/judge-prompt.txt": "membench.benchmarks.locomo_plus.judge",
                 "membench/config.schema.yaml": "membench.config",
                 "membench/explorer/assets/": "membench.explorer.build"}
 

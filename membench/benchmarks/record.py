@@ -3,10 +3,10 @@ what the report leads with, and which optional stages (QA, facts, judge, errata)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from membench.errors import InputError
 
@@ -16,6 +16,53 @@ if TYPE_CHECKING:
     from membench.datasets.tables import ParsedDataset
     from membench.scoring.tables import Gold
     from membench.sessions.view import Haystack
+
+
+@dataclass(frozen=True)
+class JudgeCall:
+    """One model call a benchmark's own judge asks for (see `Judge`)."""
+
+    messages: Sequence[Mapping[str, str]]  # the chat messages, exactly as its protocol sends them
+    # its reply -> the value handed back to the judge; a ValueError marks a reply the protocol cannot read (the
+    # client then asks again, and the question fails if no reply can be read: never a guessed score)
+    parse: Callable[[str], Any]
+    params: Mapping[str, Any] = field(default_factory=dict)  # its protocol's request parameters (qa.verdict_params win)
+    tags: Mapping[str, Any] = field(default_factory=dict)  # cache-key tags (its prompt's version), never sent
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What a benchmark's own judge concludes about one answer."""
+
+    scores: Mapping[str, float]  # metric (one of `Judge.metrics`) -> value; NaN where its formula is undefined
+    correct: bool | None = None  # a verdict, where its protocol gives one (used where no generic verdict is made)
+    detail: Mapping[str, Any] = field(default_factory=dict)  # what it judged, JSON-able, for the QA table
+
+
+# One question's judging: yields the calls it needs next (a list, asked together), is sent their parsed replies in
+# the same order, and returns its `Judged`. Calls that depend on earlier replies are yielded in later rounds.
+JudgeRun = Generator[list[JudgeCall], list[Any], Judged]
+
+
+class Judge(Protocol):
+    """A benchmark's own scoring of an answer by model calls (`Qa.judge`): BEAM's rubric judge, LoCoMo-Plus's labels.
+
+    The QA stage asks it once per answered question, beside membench's generic verdict (which runs wherever the
+    question has a gold answer), through the QA judge's client and call cache."""
+
+    name: str  # its version as the QA table records it, e.g. ``beam-rubric@1a2b3c4d``
+    metrics: tuple[str, ...]  # the score-row metrics it gives (``qa/...``), each also a column of the QA table
+    tables: tuple[str, ...]  # the parsed tables it reads (`membench.datasets.tables.FILES` keys)
+
+    def prompts(self) -> list[dict[str, str]]:
+        """Its prompt files' provenance records (name, source, sha256, version)."""
+
+    def prepare(self, tables: Mapping[str, pd.DataFrame], options: Mapping[str, Any]
+                ) -> Callable[[Mapping[str, Any], str], JudgeRun]:
+        """(question row, answer) -> its judging, given the tables it reads and ``qa.judge_options``."""
+
+    def summary(self, qa: pd.DataFrame, questions: pd.DataFrame) -> dict[str, Any]:
+        """Its own aggregate figures over the QA table (as its upstream reports them), JSON-able."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +77,7 @@ class Qa:
     # a verdict that needs no model (question, answer) -> bool, or None where a judge decides (LoCoMo category 5)
     verdict_by_rule: Callable[[Mapping[str, Any], str], bool | None] | None = None
     answer_f1: Callable[[int, Any, Any], float] | None = None  # its own token F1 (category, answer, gold)
+    judge: Judge | None = None  # its own scoring of answers by model calls, beside the generic verdict
 
 
 @dataclass(frozen=True)

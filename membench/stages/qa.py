@@ -1,4 +1,4 @@
-"""qa stage (answer mode, LongMemEval and LoCoMo): answer from an adapter's top-K, judge, score.
+"""qa stage (answer mode): answer from an adapter's top-K, judge, score.
 
 ``run`` reads the dataset's parsed tables and one adapter's run, asks one answer call per question
 (:mod:`membench.qa.answer`), then one verdict call per answered question (:mod:`membench.qa.verdict`;
@@ -10,9 +10,18 @@ LoCoMo category 5 is decided by upstream's rule, without a call), computes LoCoM
   interrupted | excluded), answer_status, verdict_status, verdict_by (llm | rule), n_context, answer_model,
   verdict_model, error, rubric (the rubric version), verdicts (one character per verdict sample: 1, 0 or -),
   erratum (the gold-label erratum applied, if any), correct_upstream / f1_upstream (the same against the
-  benchmark's own answer, before errata), prompts (the answer and verdict prompt versions);
-- the per-question score rows (``qa/accuracy``, ``qa/f1``) in the scorer's shape, for the aggregate rule;
-- a cost JSON (meter stages ``qa-answer`` and ``qa-verdict``).
+  benchmark's own answer, before errata), prompts (the answer and verdict prompt versions, and the benchmark's
+  own judge's), judge_status / judge_detail and one column per metric of the benchmark's own judge, where it has one
+  (below);
+- the per-question score rows (``qa/accuracy``, ``qa/f1``, the own judge's ``qa/...`` metrics) in the scorer's
+  shape, for the aggregate rule;
+- a cost JSON (meter stages ``qa-answer``, ``qa-verdict`` and ``qa-judge``; the own judge's aggregate figures as
+  its upstream reports them under ``judge_summary``).
+
+A benchmark whose record has its own judge (`Qa.judge`: BEAM's rubric scoring, LoCoMo-Plus's 1 / 0.5 / 0 labels)
+has every answered question judged by it too (:mod:`membench.qa.own_judge`), through the verdict client and its
+call cache, beside the generic verdict, which still runs wherever the question has a gold answer; where it has none
+(LoCoMo-Plus), the own judge's verdict fills ``correct``. ``qa.judge_options`` is handed to the judge.
 
 Config (``qa:`` section; defaults in ``membench/config.schema.yaml``, keys explained in
 ``config.yaml``): ``k`` (top-K retrieved items per question), ``granularity`` (null: session for LongMemEval,
@@ -49,6 +58,7 @@ from membench.llm.prompts import load_prompt
 from membench.llm.replies import parse_text
 from membench.qa.answer import TurnIndex, answer_messages, question_text, render_context, resolve_choice
 from membench.qa.judging import EXCLUDED, fold_verdicts, upstream_gold, verdict_jobs
+from membench.qa.own_judge import fold_judged, metric_columns, run_judge
 from membench.qa.verdict import RULE_RUBRIC, gold_for, verdict_by_rule, verdict_parser
 from membench.scoring.qa import qa_rows
 from membench.llm.stage_calls import StageStopped, call_batch, make_client, stop_note, write_cost
@@ -63,7 +73,7 @@ QA_COLUMNS = {"question_id": "string", "split": "string", "question_type": "stri
               "status": "string", "answer_status": "string", "verdict_status": "string", "verdict_by": "string",
               "n_context": "int64", "answer_model": "string", "verdict_model": "string", "error": "string",
               "rubric": "string", "verdicts": "string", "erratum": "string", "correct_upstream": "boolean",
-              "f1_upstream": "float64", "prompts": "string"}
+              "f1_upstream": "float64", "prompts": "string", "judge_status": "string", "judge_detail": "string"}
 
 
 def select_questions(questions: pd.DataFrame, opts: Mapping[str, Any]) -> pd.DataFrame:
@@ -95,8 +105,11 @@ def run(record: Benchmark, tables: Path | Mapping[str, Path], run_path: Path | N
     :func:`~membench.datasets.tables.dataset_files`). ``run_path`` None: the full-context baseline, every session
     of the question's haystack in date order (as LongMemEval's and LoCoMo's papers report it), cut only at
     ``qa.full_context_max_chars``."""
-    questions_path, turns_path, haystacks_path = needed(dataset_files(tables), "questions", "turns", "haystacks")
+    files = dataset_files(tables)
+    questions_path, turns_path, haystacks_path = needed(files, "questions", "turns", "haystacks")
     check_qa(record, questions_path)
+    judge = record.qa.judge
+    columns = {**QA_COLUMNS, **dict.fromkeys(metric_columns(judge).values(), "float64")}
     opts = config_section(config, "qa")
     k = opts["k"]
     granularity = opts["granularity"] or record.qa.granularity
@@ -145,8 +158,11 @@ def run(record: Benchmark, tables: Path | Mapping[str, Path], run_path: Path | N
              "status": None, "answer_status": None, "verdict_status": None, "verdict_by": None,
              "n_context": n, "answer_model": None, "verdict_model": None, "error": None, "rubric": None,
              "verdicts": None, "erratum": q.get("erratum"), "correct_upstream": pd.NA, "f1_upstream": np.nan,
-             "prompts": f"{answer_prompt.version} {verdict_prompt.version}"}
+             "prompts": " ".join([answer_prompt.version, verdict_prompt.version, *([judge.name] if judge else [])]),
+             "judge_status": None, "judge_detail": None, **dict.fromkeys(metric_columns(judge).values(), np.nan)}
             for q, n in zip(records, n_context)]
+    judge_for = judge.prepare({name: pd.read_parquet(path) for name, path in zip(judge.tables, needed(
+        files, *judge.tables))}, opts["judge_options"]) if judge else None
 
     answer_client = make_client(config, cache_path, "qa-answer", **client_overrides)
     clients = [answer_client]
@@ -154,30 +170,45 @@ def run(record: Benchmark, tables: Path | Mapping[str, Path], run_path: Path | N
         with answer_client.sigterm_guard():
             replies, stop, message = call_batch(answer_client, requests, stage="qa-answer", parse=parse_text,
                                                 progress=progress, **opts["answer_params"])
-        todo = _answers_into_rows(record, records, rows, replies, keys, stop, answer_client.model, samples)
+        todo = _answers_into_rows(record, records, rows, replies, keys, stop, answer_client.model, samples,
+                                  judge is not None)
         jobs = verdict_jobs(record, verdict_prompt, todo, samples)
-        if jobs and stop is None:
+        own = [i for i, row in enumerate(rows) if judge and row["answer_status"] == "ok"]
+        if (jobs or own) and stop is None:
             verdict_client = make_client(config, cache_path, "qa-verdict", **client_overrides)
             clients.append(verdict_client)
             with verdict_client.sigterm_guard():
                 vreplies, stop, message = call_batch(verdict_client, [j.request for j in jobs], stage="qa-verdict",
                                                      parse=verdict_parser(), progress=progress,
                                                      **opts["verdict_params"])
-            fold_verdicts(rows, record, records, jobs, vreplies, stop, samples, verdict_client.model)
+                fold_verdicts(rows, record, records, jobs, vreplies, stop, samples, verdict_client.model)
+                outcomes = {}
+                if own and stop is None:
+                    outcomes, stop, message = run_judge(
+                        {i: judge_for(records[i], rows[i]["answer"]) for i in own}, verdict_client,
+                        opts["verdict_params"], progress=progress)
+                if judge:
+                    fold_judged(rows, judge, own, outcomes, stop, verdict_client.model)
         else:  # the answer batch was stopped: no verdict call is started
             fold_verdicts(rows, record, records, jobs, [None] * len(jobs), stop or "failed", samples, "")
+            if judge:
+                fold_judged(rows, judge, own, {}, stop or "failed", None)
 
-        out = pd.DataFrame(rows, columns=list(QA_COLUMNS)).astype(QA_COLUMNS)
+        out = pd.DataFrame(rows, columns=list(columns)).astype(columns)
         atomic_write_parquet(out, Path(out_path))
         if scores_path is not None:
-            atomic_write_parquet(qa_rows(out, questions), Path(scores_path))
+            atomic_write_parquet(qa_rows(out, questions, metric_columns(judge), f1=record.qa.answer_f1 is not None),
+                                 Path(scores_path))
         status = stop or "complete"
+        extra = {"k": k, "granularity": granularity, "questions": len(out), "judge_samples": samples,
+                 "answered": int((out.answer_status == "ok").sum()), "judged": int(out.correct.notna().sum()),
+                 "rubrics": sorted(out.rubric.dropna().unique().tolist())}
+        if judge:
+            extra.update(judge=judge.name, judged_own=int((out.judge_status == "ok").sum()),
+                         judge_summary=judge.summary(out, questions))
         write_cost(cost_path, clients, stage="qa", dataset=dataset, adapter=adapter, status=status, message=message,
-                   prompts=[answer_prompt.describe(), verdict_prompt.describe()],
-                   extra={"k": k, "granularity": granularity, "questions": len(out), "judge_samples": samples,
-                          "answered": int((out.answer_status == "ok").sum()),
-                          "judged": int(out.correct.notna().sum()),
-                          "rubrics": sorted(out.rubric.dropna().unique().tolist())})
+                   prompts=[answer_prompt.describe(), verdict_prompt.describe(), *(judge.prompts() if judge else [])],
+                   extra=extra)
     finally:
         for c in clients:
             c.close()
@@ -203,8 +234,10 @@ def ranked_top(run_path: Path, granularity: str, k: int) -> dict[str, list[str]]
 
 
 def _answers_into_rows(record: Benchmark, records: list[dict], rows: list[dict], replies: list, keys: list,
-                       stop: str | None, model: str, samples: int) -> list[tuple[int, dict, str]]:
-    """Fill the answer columns (and rule verdicts, token F1); return what a model must judge."""
+                       stop: str | None, model: str, samples: int, own_judge: bool = False
+                       ) -> list[tuple[int, dict, str]]:
+    """Fill the answer columns (and rule verdicts, token F1); return what the generic verdict must judge (a question
+    without a gold answer fails, unless the benchmark's own judge scores it: ``own_judge``)."""
     todo = []
     for i, (q, row, reply, key) in enumerate(zip(records, rows, replies, keys)):
         row["answer_model"] = model
@@ -232,7 +265,8 @@ def _answers_into_rows(record: Benchmark, records: list[dict], rows: list[dict],
                        status="ok", rubric=RULE_RUBRIC, verdicts=("1" if by_rule else "0") * samples)
             continue
         if gold is None and upstream is None:
-            row.update(verdict_status="failed", status="failed", error="no gold answer to judge against")
+            if not own_judge:
+                row.update(verdict_status="failed", status="failed", error="no gold answer to judge against")
             continue
         todo.append((i, q, answer))
     return todo

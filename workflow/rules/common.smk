@@ -71,6 +71,14 @@ def benchmark_fields(*names):
     return lambda wildcards: {n: getattr(dataset_benchmark(wildcards), n) for n in names}
 
 
+def judge_tables(wildcards):
+    """The parsed tables a dataset's own QA judge reads besides the QA rules' own inputs (its benchmark's
+    `Qa.judge.tables`: BEAM's rubrics, LoCoMo-Plus's qrels), as named inputs, so only its QA reruns when they change."""
+    rules = dataset_benchmark(wildcards).qa
+    tables = rules.judge.tables if rules and rules.judge else ()
+    return {t: f"results/{wildcards.dataset}/{t}.parquet" for t in tables if t not in ("questions", "turns", "haystacks")}
+
+
 def dataset_source(wildcards):
     """A local copy is read in place; otherwise the download rule's folder."""
     spec = dataset_spec(wildcards)

@@ -1,9 +1,11 @@
-# Answer mode: answer each question from a run's top k, judge the answer against the gold answer;
-# calibrate the judge on probes of known correctness built from the gold data.
+# Answer mode: answer each question from a run's top k, judge the answer against the gold answer (and by the
+# benchmark's own judge, where it has one: it may read more tables, `judge_tables`); calibrate the judge on probes
+# of known correctness built from the gold data.
 
 
 rule qa:
     input:
+        unpack(judge_tables),
         run="results/{dataset}/runs/{run}.parquet",
         questions="results/{dataset}/questions.parquet",
         turns="results/{dataset}/turns.parquet",
@@ -32,6 +34,7 @@ rule qa:
 # The upper reference: each question answered from its whole history (qa.full_context).
 rule qa_full_context:
     input:
+        unpack(judge_tables),
         questions="results/{dataset}/questions.parquet",
         turns="results/{dataset}/turns.parquet",
         haystacks="results/{dataset}/haystacks.parquet",

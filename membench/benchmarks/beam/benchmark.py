@@ -1,9 +1,10 @@
 """BEAM (mohammadtavakoli78/BEAM): recall of its gold message ids and the measures of change, per ability; resampled
-by chat (a chat's 20 questions share it)."""
+by chat (a chat's 20 questions share it). In QA mode its answers are also scored as its own evaluation scores them
+(`membench.benchmarks.beam.judge`: rubric items judged one call each, event ordering by aligned Kendall tau)."""
 
 from membench.benchmarks.beam import parse as beam
-from membench.benchmarks.beam import scoring
-from membench.benchmarks.record import Benchmark
+from membench.benchmarks.beam import judge, scoring
+from membench.benchmarks.record import Benchmark, Qa
 
 BENCHMARK = Benchmark(
     kind=beam.KIND,
@@ -21,5 +22,8 @@ BENCHMARK = Benchmark(
     units_note=("Retrieval units: BEAM's messages (user and assistant alike; its gold names both), and its batches as "
                 "sessions. The chat file is `chat_trunecated.json` where it exists, as upstream's answering code reads."),
     cluster=("chat", "haystack_id"),
+    # the context: the top K messages, a user message with the reply that follows it; abstention questions judged
+    # as unanswerable by the generic verdict; BEAM's own rubric judge beside it
+    qa=Qa(granularity="turn", expand_rounds=True, abstention=True, judge=judge.JUDGE),
     token_budget=4096,
 )

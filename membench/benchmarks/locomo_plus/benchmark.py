@@ -15,8 +15,8 @@ conversations fixed (the cues were written without regard to any conversation, s
 
 from membench.benchmarks.locomo import parse as locomo
 from membench.benchmarks.locomo_plus import parse as plus
-from membench.benchmarks.locomo_plus import scoring
-from membench.benchmarks.record import Benchmark
+from membench.benchmarks.locomo_plus import judge, scoring
+from membench.benchmarks.record import Benchmark, Qa
 
 BENCHMARK = Benchmark(
     kind=plus.KIND,
@@ -35,5 +35,8 @@ BENCHMARK = Benchmark(
                 "with the dataset's `seed`."),
     unit_format=locomo.retrieval_unit,
     cluster=("conversation", "conversation_id"),
+    # QA: the trigger asked over the top K turns (as LoCoMo's); no reference answer, so upstream's Cognitive judge
+    # (1 / 0.5 / 0 against the cue dialogue) is the verdict
+    qa=Qa(granularity="turn", expand_rounds=False, judge=judge.JUDGE),
     token_budget=1024,  # as LoCoMo: a turn is ~34 cl100k tokens
 )
