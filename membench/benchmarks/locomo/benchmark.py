@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from membench.benchmarks.locomo import metrics
 from membench.benchmarks.record import Benchmark, Qa
 from membench.benchmarks.locomo import parse as locomo
 from membench.benchmarks.locomo import answer_f1, scoring, verdict
@@ -15,8 +16,7 @@ BENCHMARK = Benchmark(
     reads=lambda source: (locomo.find_file(source),),
     score=scoring.score,
     granularities=("turn",),
-    headlines=("evidence_recall@1", "evidence_recall@5", "evidence_recall@10", "evidence_recall@25",
-               "evidence_recall@50"),
+    headlines=tuple(metrics.metric_names()),  # evidence_recall at LoCoMo's k
     curve="evidence_recall",
     breakdown="evidence_recall@10",
     units_note=('Retrieval units: LoCoMo\'s own (`units: upstream`): each turn indexed as `(<session date>) '

@@ -16,6 +16,7 @@ conversations fixed (the cues were written without regard to any conversation, s
 from membench.benchmarks.locomo import parse as locomo
 from membench.benchmarks.locomo_plus import parse as plus
 from membench.benchmarks.locomo_plus import judge, scoring
+from membench.benchmarks.locomo import metrics as locomo_metrics
 from membench.benchmarks.record import Benchmark, Qa
 
 BENCHMARK = Benchmark(
@@ -25,8 +26,7 @@ BENCHMARK = Benchmark(
     parse_options=("seed",),
     score=scoring.score,
     granularities=("turn",),
-    headlines=("evidence_recall@1", "evidence_recall@5", "evidence_recall@10", "evidence_recall@25",
-               "evidence_recall@50"),
+    headlines=tuple(locomo_metrics.metric_names()),  # evidence_recall at LoCoMo's k
     curve="evidence_recall",
     breakdown="evidence_recall@10",
     units_note=('Retrieval units: LoCoMo\'s own (`units: upstream`): each turn, the cue dialogue\'s too, indexed as '
