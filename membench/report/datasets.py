@@ -13,8 +13,7 @@ from membench.report.markdown import table
 def dataset_section(name: str, normalization_path: Path) -> str:
     info = json.loads(Path(normalization_path).read_text(encoding="utf-8"))
     flat = {k: v for k, v in info["counts"].items() if not _is_table(v)}
-    counts = [(k, v if not isinstance(v, dict) else ", ".join(f"{a}: {b:,}" for a, b in v.items()))
-              for k, v in flat.items()]
+    counts = [(k, _breakdown(v) if isinstance(v, dict) else v) for k, v in flat.items()]
     parts = [f"#### Data: {name} ({info['kind']})", "", table(["count", "value"], counts), ""]
     parts += gold_section(info.get("gold"))
     parts += change_section(info["counts"].get("change"))
@@ -30,6 +29,12 @@ def dataset_section(name: str, normalization_path: Path) -> str:
     else:
         parts.append("Normalisations: none were needed.")
     return "\n".join(parts) + "\n"
+
+
+def _breakdown(counts: dict) -> str:
+    """A count broken down, as `name: n, ...` (a nested breakdown in parentheses)."""
+    return ", ".join(f"{k}: ({_breakdown(v)})" if isinstance(v, dict) else f"{k}: {v:,}" if isinstance(v, int)
+                     else f"{k}: {v}" for k, v in counts.items())
 
 
 def _is_table(value) -> bool:
