@@ -53,6 +53,8 @@ def write_dataset(folder: Path, index: int, name: str, job: Job, summary: Mappin
             if d == name}
     efficiency = json.loads(_nth(job, "efficiency", index).read_text(encoding="utf-8"))
     tables = {t: pd.read_parquet(_nth(job, t, index)) for t in ("questions", "qrels")}
+    if job.input.get("gold_roles"):  # every parse writes one (empty but for BEAM); a hand-built job may have none
+        tables["gold_roles"] = pd.read_parquet(_nth(job, "gold_roles", index))
     payload = dataset_payload(name, summary["datasets"][name], efficiency, tables, runs, significance,
                               *qa_inputs(job, name))
     hays = haystack_sessions(pd.read_parquet(_nth(job, "turns", index)), pd.read_parquet(_nth(job, "haystacks", index)),

@@ -2,9 +2,11 @@
 scores, each system's top k with gold marked, and (per haystack, loaded only when a question is opened) the
 session text that gold items and top-k items point into.
 
-Reads only the run's existing outputs (questions, turns, qrels, haystacks, scores and runs parquets,
+Reads only the run's existing outputs (questions, turns, qrels, haystacks, gold roles, scores and runs parquets,
 summary.json, significance.parquet; in QA mode the qa/*.parquet answers and the judge's calibration probes);
-moves no figure.
+moves no figure. BEAM's measures of change come from summary.json's `change` block and its coverage counts
+(`data_counts.change`); its questions' gold roles (original / update, the two sides, the events in gold order)
+from gold_roles.parquet.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from membench.qa.calibration import calibration_summary
+from membench.report.change import K as CHANGE_K, MEASURES as CHANGE_MEASURES
 from membench.report.judge_trust import rate_ci
 
 TOP_K = 10  # the top k each system's list shows when a question is opened
@@ -95,8 +98,45 @@ def dataset_payload(name: str, record: Mapping[str, Any], efficiency: Mapping[st
         "efficiency": _efficiency(efficiency, list(runs)),
         # the metric the page opens on: the benchmark's accuracy metric where efficiency.json names it
         "default_metric": next((m for m in [(efficiency or {}).get("accuracy_metric")] if m in metrics), metrics[0]),
+        **change_payload(record, list(runs)),
+        **roles_payload(tables.get("gold_roles"), ids),
         **qa_payload(qa or {}, probes, ids),
     }
+
+
+def change_payload(record: Mapping[str, Any], runs: Sequence[str]) -> dict[str, Any]:
+    """BEAM's measures of change at k = 10 as summary.json holds them (run -> measure@10 -> {mean, ci_lo, ci_hi,
+    n}), each with its ability and direction (membench.report.change.MEASURES), and the coverage counts per
+    ability (questions, scored, why the rest are not); no key at all for a dataset without them."""
+    change = record.get("change") or {}
+    coverage = (record.get("data_counts") or {}).get("change") or {}
+    if not change:
+        return {}
+    present = {m for figures in change.values() for m in figures}
+    measures = [{"name": f"{name}@{CHANGE_K}", "ability": ability, "up": up}
+                for name, ability, up in CHANGE_MEASURES
+                if ability in coverage or any(m.startswith(f"{name}@") for m in present)]
+    return {"change": {"k": CHANGE_K, "measures": measures,
+                       "runs": {run: {m["name"]: (change.get(run) or {}).get(m["name"]) for m in measures}
+                                for run in runs},
+                       "coverage": coverage}}
+
+
+def roles_payload(gold_roles: pd.DataFrame | None, ids: Sequence[str]) -> dict[str, Any]:
+    """question id -> its gold roles in gold order, each [role, group, [message ids]] (a side or an event may name
+    several messages); only questions that have roles (BEAM's), no key at all when none has."""
+    if gold_roles is None or gold_roles.empty:
+        return {}
+    wanted = set(ids)
+    out: dict[str, list] = {}
+    for qid, rows in gold_roles.groupby("question_id", sort=False):
+        if qid not in wanted:
+            continue
+        entries: dict[tuple[str, int], list[str]] = {}
+        for role, group, item in zip(rows.role, rows.group, rows.item_id):  # the table's order is the gold order
+            entries.setdefault((str(role), int(group)), []).append(str(item))
+        out[str(qid)] = [[role, group, items] for (role, group), items in entries.items()]
+    return {"roles": out} if out else {}
 
 
 def _efficiency(record: Mapping[str, Any] | None, runs: Sequence[str]) -> dict[str, Any]:

@@ -138,6 +138,8 @@ rule explorer:
         turns=expand("results/{dataset}/turns.parquet", dataset=DATASETS),
         qrels=expand("results/{dataset}/qrels.parquet", dataset=DATASETS),
         haystacks=expand("results/{dataset}/haystacks.parquet", dataset=DATASETS),
+        # BEAM's gold roles (original / update, the two sides, events in gold order); empty for other benchmarks
+        gold_roles=expand("results/{dataset}/gold_roles.parquet", dataset=DATASETS),
         scores=run_files("results/{dataset}/scores/{run}.parquet"),
         ranked=run_files("results/{dataset}/runs/{run}.parquet"),
         efficiency=expand("results/{dataset}/efficiency/efficiency.json", dataset=DATASETS),
