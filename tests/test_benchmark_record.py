@@ -87,8 +87,8 @@ def test_the_plan_config_and_aggregate_read_the_record(notes_kind):
 
 
 def test_unknown_kinds_and_clashing_records_are_refused(notes_kind, tmp_path):
-    with pytest.raises(InputError, match=r"datasets.mine.kind.*unknown benchmark kind 'nots'; known: locomo, "
-                                         r"longmemeval, notes, procedural"):
+    with pytest.raises(InputError, match=r"datasets.mine.kind.*unknown benchmark kind 'nots'; known: beam, locomo, "
+                                         r"locomo-plus, longmemeval, notes, procedural"):
         validate_config({"datasets": {"mine": {"kind": "nots", "path": "x"}}})
     with pytest.raises(ValueError, match="'notes' is already registered with another record"):
         register(example_benchmark.BENCHMARK.__class__(**{**vars(example_benchmark.BENCHMARK), "curve": "hit"}))
