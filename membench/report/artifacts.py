@@ -16,7 +16,7 @@ import pandas as pd
 from membench import __version__
 from membench.benchmarks.record import Benchmark
 from membench.report.change import change_json
-from membench.report.headlines import ci_text
+from membench.report.headlines import ci_text, json_cell
 from membench.machine.environment import run_environment
 from membench.io import atomic_write_parquet, atomic_write_text
 from membench.jobs.provenance import REPO
@@ -52,7 +52,7 @@ def summary_json(summary: pd.DataFrame, records: Mapping[str, Benchmark], subset
                  [m for m in record.headlines if m in set(rows.metric)],
                  "gold": (gold or {}).get(dataset), "data_counts": (counts or {}).get(dataset), "adapters": {}}
         for r in rows.itertuples():
-            cell = {"mean": _num(r.mean), "ci_lo": _num(r.ci_lo), "ci_hi": _num(r.ci_hi), "n": int(r.n)}
+            cell = json_cell(r)
             entry["adapters"].setdefault(r.adapter, {}).setdefault(r.split, {})[r.metric] = cell
         change = change_json(summary, dataset)
         if change is not None:  # the measures of change, every k (each over its ability's questions)
@@ -63,10 +63,6 @@ def summary_json(summary: pd.DataFrame, records: Mapping[str, Benchmark], subset
     out["environment"] = dict(environment) if environment is not None else None
     text = json.dumps(out, indent=2)
     return "{" + text[len("{\n  "):] + "\n"  # `"subset": ...` on the first line
-
-
-def _num(x: float) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), 6)
 
 
 def _first(rows: pd.DataFrame, column: str, default: str) -> str:

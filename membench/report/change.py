@@ -3,11 +3,9 @@ the questions of the ability it belongs to (membench.benchmarks.beam.change defi
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
-from membench.report.headlines import with_ci
+from membench.report.headlines import json_cell, with_ci
 from membench.report.markdown import table
 
 PREFIX = "change/"
@@ -59,10 +57,6 @@ def change_json(summary: pd.DataFrame, dataset: str) -> dict | None:
         return None
     out: dict = {}
     for r in rows.itertuples():
-        out.setdefault(r.adapter, {})[r.metric[len(PREFIX):]] = {
-            "mean": _num(r.mean), "ci_lo": _num(r.ci_lo), "ci_hi": _num(r.ci_hi), "n": int(r.n)}
+        out.setdefault(r.adapter, {})[r.metric[len(PREFIX):]] = json_cell(r)
     return out
 
-
-def _num(x: float) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), 6)

@@ -13,6 +13,16 @@ def ci_text(lo: float, hi: float, unit: str = "question", fmt: str = ".3f") -> s
     return f"[{lo:{fmt}}, {hi:{fmt}}]"
 
 
+def json_cell(row) -> dict:
+    """A summary row's mean, CI and n as summary.json writes them (6 decimals; a missing value as null)."""
+    return {"mean": _json_number(row.mean), "ci_lo": _json_number(row.ci_lo), "ci_hi": _json_number(row.ci_hi),
+            "n": int(row.n)}
+
+
+def _json_number(x: float) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), 6)
+
+
 def with_ci(mean: float, lo: float, hi: float, unit: str = "question") -> str:
     if math.isnan(mean):
         return "n/a"

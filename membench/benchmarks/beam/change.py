@@ -30,9 +30,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from scipy.stats import kendalltau
 
+from membench.benchmarks.beam.metrics import KS
 from membench.metrics.trec import dedupe
 
-KS: tuple[int, ...] = (1, 5, 10, 25, 50)
 PAIRS = {"knowledge_update": ("original_info", "updated_info"),
          "contradiction_resolution": ("first_statement", "second_statement"),
          "temporal_reasoning": ("first_event", "second_event")}
