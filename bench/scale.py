@@ -4,6 +4,7 @@
     python bench/scale.py --shape s --questions 100         # LongMemEval-S shape, generated (timing only)
     python bench/scale.py --shape m --questions 50          # LongMemEval-M shape
     python bench/scale.py --shape s --questions 100 --adapters bm25 bm25-upstream   # only these runs
+    python bench/scale.py --shared --datasets beam-500k     # only these of config/shared-data.yaml's datasets
 
 Runs `snakemake --cores N results/report.md` in a fresh work folder with every zero-call built-in (or only the
 runs --adapters names: the BM25 family alone times how parse, score and retrieval_log grow with the questions,
@@ -42,12 +43,18 @@ from bench.lme_shape import NOTICE, Shape, write  # noqa: E402
 from bench.scale_report import print_report  # noqa: E402
 
 
-def shared_datasets() -> dict[str, dict[str, Any]]:
-    """config/shared-data.yaml's datasets with their paths made absolute (they are relative to the repo)."""
+def shared_datasets(only: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """config/shared-data.yaml's datasets with their paths made absolute (they are relative to the repo); with
+    `only`, those datasets switched on (BEAM-500K is off there by default) and every other one off."""
     datasets = yaml.safe_load((REPO / "config" / "shared-data.yaml").read_text())["datasets"]
-    for spec in datasets.values():
+    unknown = sorted(set(only or ()) - set(datasets))
+    if unknown:
+        sys.exit(f"--datasets: {', '.join(unknown)} not among config/shared-data.yaml's ({', '.join(datasets)})")
+    for name, spec in datasets.items():
         if "path" in spec:
             spec["path"] = str((REPO / spec["path"]).resolve())
+        if only:
+            spec["enabled"] = name in only
     return datasets
 
 
@@ -165,6 +172,8 @@ def main() -> None:
                     "(quicker, an extrapolation) instead of embedding every distinct text once")
     ap.add_argument("--adapters", nargs="+", metavar="RUN", help="only these of config.yaml's runs (default: all "
                     "that are on there)")
+    ap.add_argument("--datasets", nargs="+", metavar="NAME", help="with --shared: only these of "
+                    "config/shared-data.yaml's datasets, switched on (e.g. beam-500k)")
     ap.add_argument("--workdir", type=Path, help="work folder (default: a new temporary one, kept)")
     ap.add_argument("--json", type=Path, help="write the figures here")
     ap.add_argument("--wait-load", type=float, help="on a shared machine: start only once the 1-minute load "
@@ -173,6 +182,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.shared and args.shape:
         ap.error("--shared and --shape are two different runs: give one")
+    if args.datasets and args.shape:
+        ap.error("--datasets picks among the shared data's datasets: it does not go with --shape")
     synthetic = args.shape is not None
     if not synthetic and any(getattr(args, f.name) is not None for f in dataclasses.fields(Shape)):
         ap.error("shape options (--questions, --sessions, ...) need --shape s or --shape m")
@@ -192,8 +203,8 @@ def main() -> None:
                   **measure(work, synthetic_datasets(name, work / "data" / f"{name}.json"), args.cores, args.sample,
                              runs)}
     else:
-        result = {"label": "shared data (config/shared-data.yaml)",
-                  **measure(work, shared_datasets(), args.cores, args.sample, runs)}
+        label = "shared data (config/shared-data.yaml)" + (f", only {', '.join(args.datasets)}" if args.datasets else "")
+        result = {"label": label, **measure(work, shared_datasets(args.datasets), args.cores, args.sample, runs)}
     result["adapters"] = args.adapters or "config.yaml's defaults"
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
