@@ -31,7 +31,9 @@ from membench.embedding.cache import shared_cache
 from membench.memory.protocol import MemoryContext, Scope
 from membench.memory.run import run_memory
 from membench.runs.registry import load_adapter, resolve
-from membench.sessions.view import Query
+from membench.runs.validate_memory import write_logs
+from membench.sessions.build import chat_session
+from membench.sessions.view import Haystack, Query
 from membench.stages import score
 from membench.stages.ingest import ingest
 from membench.stages.rank import rank_dataset
@@ -108,3 +110,24 @@ def test_library_end_to_end(name, locomo, dense, embedding_dir, tmp_path):
     finally:
         system.close()
     assert time.perf_counter() - began < 60
+
+
+@pytest.mark.parametrize("name", list(LIBRARIES))
+def test_a_session_that_repeats_a_remark_keeps_both_turns(name, embedding_dir, tmp_path):
+    """BEAM-500K's chats repeat whole messages; LangMem's store raised on a batch with a text twice."""
+    module, extra = LIBRARIES[name]
+    if importlib.util.find_spec(module.split(".")[0]) is None:
+        pytest.skip(f"{name}: {module} is not installed (pip install -e '.[{extra}]')")
+    said = "Please remind me to water the ferns on Sunday."
+    session = chat_session("s", "2024-03-01", [("user", said), ("assistant", "Noted."), ("user", said)])
+    logs = write_logs(Haystack((session,)), tmp_path / "logs")
+    (tmp_path / "store").mkdir()
+    system = resolve(name)()
+    system.open(MemoryContext(tmp_path / "store", shared_cache(embedding_dir)))
+    try:
+        system.ingest(logs[0])
+        hits = system.search(Query("q", "When do the ferns need water?"), 10, Scope(("s",), tmp_path / "logs"))
+    finally:
+        system.close()
+    refs = {ref for hit in hits for ref in hit.refs}
+    assert {"s-1", "s-3"} <= refs, refs

@@ -34,6 +34,22 @@ NAMESPACE = ("memories", "membench")
 SAVED = "langmem-store.jsonl"
 
 
+def distinct_text_batches(records: list[dict]) -> list[list[dict]]:
+    """The records in as few batches as keep each batch's texts distinct: LangGraph's `InMemoryStore.batch`
+    (1.2.x) embeds a batch's distinct texts once each but then expects one vector per put, so a session that says
+    the same thing twice (BEAM-500K has such turns) raises "Number of embeddings (n) does not match number of
+    indices (n+1)". The k-th repeat of a text goes in the k-th batch."""
+    batches: list[list[dict]] = []
+    seen: dict[str, int] = {}
+    for r in records:
+        n = seen.get(r["content"], 0)
+        seen[r["content"]] = n + 1
+        if n == len(batches):
+            batches.append([])
+        batches[n].append(r)
+    return batches
+
+
 class LangMemSystem(LibrarySystem):
     name = "langmem"
     stored_as = " as one LangGraph store item {content, session}"
@@ -57,9 +73,9 @@ class LangMemSystem(LibrarySystem):
     def _put(self, records: list[dict]) -> None:
         from langgraph.store.base import PutOp
 
-        if records:
+        for batch in distinct_text_batches(records):
             self.store.batch([PutOp(NAMESPACE, r["key"], {"content": r["content"], "session": r["session"]})
-                              for r in records])
+                              for r in batch])
 
     def ingest(self, log: SessionLog) -> None:
         records = [{"key": ref, "content": text, "session": log.key}
