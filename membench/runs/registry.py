@@ -33,6 +33,7 @@ from typing import Any, Mapping
 from membench.jobs.provenance import closure as _closure, file_bytes as _file_bytes, plugin_root as _plugin_root, spec_origin as _spec_origin, under as _under
 from membench.adapters.base import Adapter
 from membench.errors import AdapterLoadError
+from membench.adapters.instance import adapter_instance, bound
 from membench.adapters.retrieval_system import RetrievalSystemAdapter, is_retrieval_system
 from membench.memory.protocol import is_memory_system
 from membench.runs.needs import Needs, declared
@@ -142,22 +143,11 @@ def load_adapter(spec: str, params: Mapping[str, Any] | None = None, context: An
     cls = resolve(spec)
     params = dict(params or {})
     if facts_base(spec):
-        adapter = cls(load_adapter(facts_base(spec), params, context), facts_base(spec))
-    elif issubclass(cls, Adapter):
-        adapter = cls(**params)
-    elif is_retrieval_system(cls):
-        adapter = RetrievalSystemAdapter(cls, spec, **params)
-    elif is_memory_system(cls):
+        return bound(cls(load_adapter(facts_base(spec), params, context), facts_base(spec)), context)
+    if is_memory_system(cls) and not issubclass(cls, Adapter) and not is_retrieval_system(cls):
         raise AdapterLoadError(f"{spec!r} is a memory system (ingest, then search): it runs through "
                                "membench.memory.run, not as an adapter")
-    else:
-        raise AdapterLoadError(
-            f"{spec!r} is neither an Adapter subclass (membench.adapters.base.Adapter) nor a RetrievalSystem "
-            "(methods retrieve(query, k), get_system_name(), get_system_info())")
-    bind = getattr(adapter, "bind_context", None)
-    if context is not None and callable(bind):
-        bind(context)
-    return adapter
+    return adapter_instance(cls, spec, params, context)
 
 
 # -- source files and versions -------------------------------------------------------------------------
