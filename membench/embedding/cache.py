@@ -72,14 +72,16 @@ class EmbeddingCache:
     `model_id` names the model inside the cache key (default: the MiniLM id, or the folder name of
     `model_path`); `encoder` replaces the model by any callable list[str] -> array (tests use it);
     `threads`, `backend`, `device` and `precision` are passed to `membench.embedding.encoder.load_encoder`; `numeric_tag` (default: this
-    process's `membench.embedding.numerics.cache_tag`) is part of every key.
+    process's `membench.embedding.numerics.cache_tag`) is part of every key. `also_read`: folders whose shards are
+    read but never written or merged (a sealed system reads the shared cache and writes its own vectors to `path`).
     """
 
     def __init__(self, path: Path | str | None, model_path: str | Path | None = None, batch_size: int = 64, *,
                  model_id: str | None = None, encoder: Encoder | None = None, flush_every: int = 2048,
                  max_shards: int = 32, threads: int | None = None, backend: str = "torch", device: str = "cpu",
-                 precision: str = "float32", numeric_tag: str | None = None):
+                 precision: str = "float32", numeric_tag: str | None = None, also_read: Sequence[str] = ()):
         self.path = Path(path) if path is not None else None
+        self.also_read = tuple(Path(p) for p in also_read)
         self.model_path = str(model_path) if model_path is not None else None
         self.model_id = model_id or model_key(self.model_path, backend, device)
         if numeric_tag is None:
@@ -122,6 +124,9 @@ class EmbeddingCache:
         if self._loaded:
             return
         self._loaded = True
+        for folder in self.also_read:
+            for shard in sorted(folder.glob("shard-*.npy")) if folder.is_dir() else ():
+                self._add_shard(shard)
         for shard in self._shards():
             self._add_shard(shard)
 

@@ -11,6 +11,7 @@ sends. Streaming is not offered. `stage` names the meter stage the next calls ar
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -69,18 +70,26 @@ class _Handler(BaseHTTPRequestHandler):
         })
 
 
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (the kernel's pick), for a server that starts a moment later."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 class CachingEndpoint:
     """Start with `with CachingEndpoint(client) as ep:`; `ep.url` is the base_url (`http://127.0.0.1:<port>/v1`)."""
 
-    def __init__(self, client: LLMClient, stage: str = "memory"):
+    def __init__(self, client: LLMClient, stage: str = "memory", port: int = 0):
         self.client = client
         self.stage = stage
+        self.port = port  # 0: any free one; a sealed system is told its port before the endpoint starts
         self.stopped: str | None = None
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> "CachingEndpoint":
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), _Handler)
         self._server.daemon_threads = True
         self._server.endpoint = self  # type: ignore[attr-defined]
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},

@@ -144,7 +144,7 @@ def run_memory(record: Benchmark, store_paths: StorePaths, system: MemorySystem,
         store_dir = Path(store_root) / store_key
         store_dir.mkdir(parents=True, exist_ok=True)
         system.open(MemoryContext(store_dir, embedding_cache, endpoint.url if endpoint else None,
-                                  endpoint.client.model if endpoint else None))
+                                  endpoint.client.model if endpoint else None, run=name or system.name))
         try:
             _phase(endpoint, "memory-ingest")
             ingest_store(system, sessions, directory, store_dir, acc, endpoint,

@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Mapping, Sequence
-
-import membench
 
 from membench.memory.protocol import is_memory_system
 from membench.runs.registry import resolve
@@ -22,12 +19,12 @@ from membench.runs.request import RunFiles, RunRequest
 from membench.datasets.run_files import write_trec
 from membench.embedding.cache import shared_cache
 from membench.io import atomic_write_parquet, atomic_write_text
-from membench.memory.endpoint import CachingEndpoint
+from membench.memory.endpoint import CachingEndpoint, free_port
 from membench.memory.run import run_memory
 from membench.metrics.efficiency import latency_summary
-from membench.memory.sealed.seal import Seal
+from membench.memory.sealed.seal import seal_kind
+from membench.runs.sealing import seal_for
 from membench.memory.sealed.parent import SealedSystem
-from membench.jobs.provenance import plugin_root
 from membench.llm.stage_calls import make_client, write_cost
 from membench.jobs.job import Job
 
@@ -35,28 +32,22 @@ log = logging.getLogger(__name__)
 STAGES = ("memory-ingest", "memory-search")
 
 
-def seal_for(request: RunRequest, cls: type, store_root: Path, gold: Sequence[Path] = ()) -> Seal:
-    """What the sealed system may read: its dataset's session logs, its store, the embedding cache, membench's and
-    its own code; refused: the dataset's results folder, the working directory and `gold` (the benchmark's files)."""
-    sessions = request.store.sessions
-    origin = Path(sys.modules[cls.__module__].__file__)
-    code = [Path(membench.__file__).parent, plugin_root(cls.__module__, origin)]
-    return Seal.for_run(sessions, Path(store_root), request.embeddings, code, [sessions.parent, Path.cwd(), *gold])
-
-
 def run(request: RunRequest, files: RunFiles, cost_path: Path, store_root: Path, llm: Mapping[str, Any],
-        llm_cache: Path, dataset: str, sealed: bool = False, gold: Sequence[Path] = ()) -> dict:
+        llm_cache: Path, dataset: str, sealed: bool | str = False, gold: Sequence[Path] = (),
+        timeout: float | None = None) -> dict:
     """Ingest and search with the system `request` names; write its run files and its cost record. `llm`: the
-    config's `llm` section, read when the system makes model calls. `sealed`: the system runs in a process of its
-    own that cannot read the gold (`membench.memory.sealed.parent`); `gold` adds the benchmark's files to what it may not
-    read."""
+    config's `llm` section, read when the system makes model calls. `sealed` (the config's `memory_sealed`): the
+    system runs in a process of its own that cannot read the gold (`membench.memory.sealed.parent`); `gold` adds the
+    benchmark's files to what it may not read; `timeout`: seconds a sealed call may take."""
     cls, name, record = resolve(request.spec), request.name, request.benchmark
     if not is_memory_system(cls):
         raise ValueError(f"run {name!r}: {request.spec!r} is not a memory system (membench.memory.protocol.MemorySystem)")
+    kind = seal_kind(sealed)
     with ExitStack() as stack:
-        if sealed:
-            system = SealedSystem(name, cls, request.params, seal_for(request, cls, store_root, gold),
-                                  (request.embeddings, request.embedding_options))
+        port = free_port() if kind else 0  # the caching endpoint's, named to the seal before the system starts
+        if kind:
+            system = SealedSystem(name, cls, request.params, seal_for(request, cls, store_root, gold, kind),
+                                  (request.embeddings, request.embedding_options), timeout, (port,))
             stack.callback(system.shutdown)
         else:
             system = cls(**dict(request.params))
@@ -64,7 +55,7 @@ def run(request: RunRequest, files: RunFiles, cost_path: Path, store_root: Path,
         if system.makes_model_calls:
             client = make_client({"llm": dict(llm)}, llm_cache, stage=STAGES[0])
             stack.callback(client.close)
-            endpoint = stack.enter_context(CachingEndpoint(client, STAGES[0]))
+            endpoint = stack.enter_context(CachingEndpoint(client, STAGES[0], port))
         result, acc = run_memory(record, request.store, system, request.depth, Path(store_root),
                                  shared_cache(request.embeddings, **dict(request.embedding_options)), endpoint,
                                  name)
@@ -82,7 +73,7 @@ def run(request: RunRequest, files: RunFiles, cost_path: Path, store_root: Path,
             "granularities": list(acc.k), "depth": "full" if "full" in acc.k.values() else request.depth,
             "facts": None, "latency_ms": latency_summary(acc.latencies),
             "memory": {**memory, "shares_sessions": system.shares_sessions, "ingested": system.ingests(),
-                       "sealed": sealed, "system": system_stats}}
+                       "sealed": system.label if kind else False, "system": system_stats}}
     atomic_write_parquet(result, files.run)
     write_trec(result, files.trec, name)
     atomic_write_text(files.meta, json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
@@ -97,4 +88,4 @@ def rule_rank_memory(job: Job) -> None:
     """Rule rank_memory: a memory system ingests the session logs once, then answers every question's search."""
     p = job.params
     run(RunRequest.from_job(job), RunFiles.from_job(job), job.output.path("cost"), Path(p.store), p.llm,
-        Path(p.llm_cache), job.wildcards.dataset, p.sealed, [Path(p.data)])
+        Path(p.llm_cache), job.wildcards.dataset, p.sealed, [Path(p.data)], p.sealed_timeout)

@@ -8,69 +8,37 @@ logs whose ids are content hashes (nothing in a name says what is evidence) and 
 
 from __future__ import annotations
 
-import logging
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from membench.memory.protocol import Hit, MemoryContext, MemorySystem, Scope, SessionLog
+from membench.memory.sealed.process import SealedProcess
 from membench.memory.sealed.seal import Seal
-from membench.memory.sealed.child import read_frame, write_frame
 from membench.sessions.view import Query
 
 
-class SealedSystem(MemorySystem):
+class SealedSystem(SealedProcess, MemorySystem):
     def __init__(self, run: str, cls: type[MemorySystem], params: Mapping[str, Any], seal: Seal,
-                 embeddings: tuple[Path | None, Mapping[str, Any]] = (None, {})):
-        super().__init__(**dict(params))
-        self.run, self.cls, self.seal, self.embeddings = run, cls, seal, embeddings
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # the parent's plugins too
-        self.child = subprocess.Popen([sys.executable, "-m", "membench.memory.sealed.child"], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, env=env)
-        self.described = self._ask_init()
-        self.name = self.described["name"]
-        self.granularities = self.described["granularities"]
-        self.uses_metadata = self.described["uses_metadata"]
+                 embeddings: tuple[Path | None, Mapping[str, Any]] = (None, {}), timeout: float | None = None,
+                 ports: tuple[int, ...] = ()):
+        """`embeddings`: the shared cache's folder and options; `ports`: membench's caching endpoint's, if any."""
+        MemorySystem.__init__(self, **dict(params))
+        self.embeddings = embeddings
+        store = seal.writable[0] if seal.writable else None
+        overlay = str(Path(store) / ".sealed-embeddings") if seal.kind == "landlock" and store else None
+        SealedProcess.__init__(self, run, cls, params, seal, timeout, overlay, ports)
         self.makes_model_calls = self.described["makes_model_calls"]
-
-    def _ask_init(self) -> dict[str, Any]:
-        write_frame(self.child.stdin, {"run": self.run, "cls": (self.cls.__module__, self.cls.__qualname__),
-                                       "params": dict(self.params), "seal": self.seal,
-                                       "level": logging.getLogger().getEffectiveLevel()})
-        return self._answer()
-
-    def _answer(self) -> Any:
-        try:
-            status, value, records = read_frame(self.child.stdout)
-        except EOFError:
-            code = self.child.wait()
-            raise RuntimeError(f"sealed run {self.run!r}: the system's process ended (exit code {code}); "
-                               "its log holds the reason") from None
-        for record in records:  # the child's log lines, through this process's handlers (the rule's log)
-            logging.getLogger(record.name).handle(record)
-        if status == "error":
-            raise value
-        return value
-
-    def _call(self, method: str, *args: Any) -> Any:
-        write_frame(self.child.stdin, (method, args))
-        return self._answer()
 
     @property
     def shares_sessions(self) -> bool:
         return self.described["shares_sessions"]
-
-    def config(self) -> dict[str, Any]:
-        return self.described["config"]
 
     def ingests(self) -> str:
         return self.described["ingests"]
 
     def open(self, context: MemoryContext) -> None:
         fields = {"store_dir": context.store_dir, "llm_base_url": context.llm_base_url,
-                  "llm_model": context.llm_model, "extra": context.extra}
+                  "llm_model": context.llm_model, "extra": context.extra, "run": context.run}
         folder, options = self.embeddings
         self._call("open", fields, (folder, dict(options)) if context.embedding_cache is not None else None)
 
@@ -91,9 +59,3 @@ class SealedSystem(MemorySystem):
 
     def stats(self) -> dict[str, Any]:
         return self._call("stats")
-
-    def shutdown(self) -> None:
-        """End the child: its stdin closes, it returns."""
-        if self.child.poll() is None:
-            self.child.stdin.close()
-            self.child.wait(timeout=60)
