@@ -13,12 +13,13 @@ import json
 import logging
 import time
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
 from tqdm import tqdm
 
-from membench.runs.registry import load_adapter
+from membench.runs.sealing import SealRequest, open_adapter
 from membench.benchmarks.record import Benchmark
 from membench.embedding.plan import run_texts
 from membench.io import atomic_write_parquet, atomic_write_text
@@ -109,10 +110,26 @@ def merge_parts(record: Benchmark, adapter, parts: list[pd.DataFrame]) -> pd.Dat
     return merged
 
 
-def run(request: RunRequest, files: RunFiles, part_paths: list[Path] | None = None) -> pd.DataFrame:
+@contextmanager
+def adapter_of(request: RunRequest, seal: SealRequest | None):
+    """The run's adapter, sealed in a process of its own where `seal` asks (membench.runs.sealing)."""
+    adapter = open_adapter(request, *(seal or SealRequest()))
+    try:
+        yield adapter
+    finally:
+        if hasattr(adapter, "shutdown"):
+            adapter.shutdown()
+
+
+def run(request: RunRequest, files: RunFiles, part_paths: list[Path] | None = None,
+        seal: SealRequest | None = None) -> pd.DataFrame:
     """Rank (or, given `part_paths`, merge the parts ranked by `run_part`) and write the run files."""
+    with adapter_of(request, seal) as adapter:
+        return _run(request, files, adapter, part_paths)
+
+
+def _run(request: RunRequest, files: RunFiles, adapter, part_paths: list[Path] | None) -> pd.DataFrame:
     record = request.benchmark
-    adapter = load_adapter(request.spec, request.params, request.context())
     short: Counter = Counter()
     latencies: list[float] = []
     if part_paths:
@@ -133,7 +150,8 @@ def run(request: RunRequest, files: RunFiles, part_paths: list[Path] | None = No
             "granularities": granularities_for(record, adapter), "depth": record.depth_label(request.depth),
             "facts": str(request.facts) if request.facts else None,
             "short_rankings": {g: short[g] for g in granularities_for(record, adapter)},
-            "latency_ms": latency_summary(latencies)}
+            "latency_ms": latency_summary(latencies),
+            **({"sealed": adapter.label} if hasattr(adapter, "label") else {})}
     atomic_write_parquet(result, files.run)
     write_trec(result, files.trec, request.name)
     atomic_write_text(files.meta, json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
@@ -142,13 +160,13 @@ def run(request: RunRequest, files: RunFiles, part_paths: list[Path] | None = No
     return result
 
 
-def run_part(request: RunRequest, part: int, parts: int, out: Path) -> pd.DataFrame:
+def run_part(request: RunRequest, part: int, parts: int, out: Path, seal: SealRequest | None = None) -> pd.DataFrame:
     """Rank one contiguous part of the queries (a shard of a large dataset's rank job)."""
-    adapter = load_adapter(request.spec, request.params, request.context())
     short: Counter = Counter()
     latencies: list[float] = []
-    result = rank_dataset(request.benchmark, request.store, adapter, request.depth, request.facts, part, parts,
-                          name=request.name, short=short, latencies=latencies)
+    with adapter_of(request, seal) as adapter:
+        result = rank_dataset(request.benchmark, request.store, adapter, request.depth, request.facts, part, parts,
+                              name=request.name, short=short, latencies=latencies)
     result.attrs.update(short=dict(short), latencies=latencies)  # in the part's Parquet metadata, for the merge
     atomic_write_parquet(result, out)
     log.info("part %d/%d: %d rows for %d questions", part, parts, len(result), result.question_id.nunique())
@@ -157,4 +175,4 @@ def run_part(request: RunRequest, part: int, parts: int, out: Path) -> pd.DataFr
 
 def rule_rank(job: Job) -> None:
     """Rule rank: one adapter over every question of one dataset (or the merge of its rank_part jobs)."""
-    run(RunRequest.from_job(job), RunFiles.from_job(job), job.input.paths("parts"))
+    run(RunRequest.from_job(job), RunFiles.from_job(job), job.input.paths("parts"), SealRequest.from_job(job))

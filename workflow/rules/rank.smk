@@ -21,6 +21,9 @@ RANK_PARAMS = dict(
     embeddings=EMBEDDINGS,
     embedding_options=EMBEDDING_OPTIONS,
     version=lambda w: adapter_version(adapter_spec(w), adapter_params(w)),
+    sealed=config["memory_sealed"],
+    sealed_timeout=config["memory_call_timeout"],
+    data=dataset_source,
 )
 
 
