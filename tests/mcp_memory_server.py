@@ -3,14 +3,19 @@
 Tools: add_memory(text, id, session), search_memory(query, k, sessions), delete_session(session). It keeps its
 memories in a JSON-lines file (`--data`), so a store persists between runs, and ranks by BM25 (rank-bm25) over
 lower-cased word tokens, ties by insertion order. `--no-ids` leaves ids out of its results (membench then maps
-them back by text); `--http PORT` serves streamable HTTP on 127.0.0.1 instead of stdio.
+them back by text); `--http PORT` serves streamable HTTP on 127.0.0.1 instead of stdio. To test how membench
+fails: `--hang-on-search` never answers a search; `--exit-on-search CODE` writes a line to stderr and exits
+with CODE at the first search.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import sys
+import time
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -22,6 +27,8 @@ def main() -> None:
     parser.add_argument("--data", required=True)
     parser.add_argument("--no-ids", action="store_true")
     parser.add_argument("--http", type=int)
+    parser.add_argument("--hang-on-search", action="store_true")
+    parser.add_argument("--exit-on-search", type=int)
     args = parser.parse_args()
     data = Path(args.data)
     data.parent.mkdir(parents=True, exist_ok=True)
@@ -46,6 +53,11 @@ def main() -> None:
     @server.tool()
     def search_memory(query: str, k: int = 10, sessions: list[str] | None = None) -> list[dict]:
         """The k memories that best match a query (BM25), optionally only those of some sessions."""
+        if args.hang_on_search:
+            time.sleep(3600)
+        if args.exit_on_search is not None:
+            print(f"test server: giving up on the query {query!r}", file=sys.stderr, flush=True)
+            os._exit(args.exit_on_search)
         key = (len(memories), None if sessions is None else tuple(sessions))
         if key not in indexes:  # one index per store state and scope, as a real server would keep
             pool = [m for m in memories if sessions is None or m["session"] in sessions]

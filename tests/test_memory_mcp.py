@@ -16,11 +16,12 @@ import pytest
 
 from conftest import locomo_slice
 from membench.benchmarks.registry import benchmark
+from membench.memory.endpoint import free_port
 from membench.memory.run import run_memory
 from membench.memory.sealed.parent import SealedSystem
 from membench.runs.registry import resolve
 from membench.runs.request import RunRequest
-from membench.stages.rank_memory import seal_for
+from membench.runs.sealing import seal_for
 from test_gold_permutation import build
 
 pytestmark = [pytest.mark.data, pytest.mark.skipif(importlib.util.find_spec("mcp") is None,
@@ -73,12 +74,6 @@ def test_results_without_ids_are_mapped_back_by_text(locomo, by_id, tmp_path):
     # A text said twice in one conversation names both turns, so a few rankings gain a turn; the first hits agree.
     first = lambda run: run[run["rank"] == 1].set_index("question_id").item_id  # noqa: E731
     assert (first(by_id[0]) == first(by_text)).mean() > 0.99
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_http_server_with_one_shared_store_scoped_by_session(locomo, by_id, tmp_path):
@@ -148,3 +143,27 @@ def test_engram_searchs_own_mcp_server(locomo_dir, tmp_path):
     assert acc.sessions_in_stores == 3 and turns == 58 and not acc.short
     assert run.question_id.nunique() == 20 and len(run) == 20 * 50
     assert stats == {"results": 1000, "by id": 1000, "by text": 0, "unresolved": 0, "resolved_share": 1.0}
+
+
+def test_a_hung_server_fails_in_bounded_time_with_one_line_naming_it(locomo, tmp_path):
+    start = time.monotonic()
+    with pytest.raises(RuntimeError) as failed:
+        mcp_run(locomo, tmp_path / "store", stdio("--hang-on-search", timeout=2), name="hangs")
+    assert time.monotonic() - start < 60
+    message = str(failed.value)
+    assert "\n" not in message
+    assert message.startswith(f"run 'hangs': the MCP server `python {SERVER} --data {{store}}/memories.jsonl "
+                              "--hang-on-search` did not answer the tool call 'search_memory' within 2 s")
+
+
+def test_a_server_that_exits_is_named_with_its_code_and_stderr_and_a_rerun_resumes(locomo, by_id, tmp_path):
+    store = tmp_path / "store"
+    with pytest.raises(RuntimeError, match=r"^run 'exits': the MCP server `.*--exit-on-search 3` exited with code 3 "
+                       r"during the tool call 'search_memory'; the end of its stderr \(.*membench-mcp-server.log\): "
+                       r"test server: giving up on the query 'When did Caroline go to the LGBTQ support group\?'$"):
+        mcp_run(locomo, store, stdio("--exit-on-search", "3"), name="exits")
+    first = sum(len((d / "memories.jsonl").read_text().splitlines()) for d in store.iterdir())
+    assert 0 < first < TURNS  # the first conversation was stored before its first search
+    run, acc, _ = mcp_run(locomo, store, stdio(), name="exits")
+    assert 0 < acc.reused < SESSIONS and acc.reused + sum(acc.ingested.values()) == SESSIONS
+    assert run.equals(by_id[0])

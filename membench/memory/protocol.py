@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 from membench.sessions.view import Query
 
@@ -57,6 +57,7 @@ class MemoryContext:
     llm_base_url: str | None = None  # membench's caching OpenAI-compatible endpoint, when model calls are on
     llm_model: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    run: str = ""  # the run's name, for messages that must say which run failed
 
 
 class MemorySystem:
@@ -70,6 +71,11 @@ class MemorySystem:
 
     def __init__(self, **params: Any):
         self.params = dict(params)
+
+    @classmethod
+    def sealed_reads(cls, params: Mapping[str, Any]) -> list[Path]:
+        """What it must read beyond its code, Python and its store when sealed (a server it starts); none here."""
+        return []
 
     @property
     def shares_sessions(self) -> bool:

@@ -15,22 +15,31 @@ names and argument names are configuration, because every server names them its 
 Each turn (or session) is added with its ref (or session key) as the id. A search result is mapped back to turns
 by the id the server returns where it returns one, else by its exact text; the counts of each way, and of results
 that matched nothing (dropped), are the run's `stats` and shown in the report. A server with no score gets 1/rank.
+
+A server that fails is named: one that does not answer a tool call within `timeout` seconds fails the run with the
+run, the server, the tool and the timeout; a stdio server that exits (run through `membench.memory.server_watch`,
+which records its exit code) with its exit code and the last lines of its stderr, kept in the store's
+`membench-mcp-server.log`. A rerun resumes from the ingest ledger.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from membench.memory import server_watch
 from membench.memory.protocol import Hit, MemoryContext, MemorySystem, Scope, SessionLog
 from membench.sessions.reader import read_events
 from membench.sessions.view import Query, turn_text
 
 TEXTS = "membench-mcp-texts.jsonl"  # text -> ref of everything added to this store, for results without ids
+SERVER_LOG, SERVER_EXIT = "membench-mcp-server.log", "membench-mcp-server.exit"  # a stdio server's stderr, exit code
 
 
 def _fill(value: Any, places: Mapping[str, str]) -> Any:
@@ -105,6 +114,21 @@ class McpMemorySystem(MemorySystem):
         self.resolved: Counter = Counter()
         self.client = None
 
+    @classmethod
+    def sealed_reads(cls, params: Mapping[str, Any]) -> list[Path]:
+        """The stdio server's files, which a sealed run starts: each argument of `command` that names a file or
+        folder, and the command itself (with its virtualenv, where it lives in one's bin/)."""
+        command = [str(a) for a in params.get("command") or () if "{" not in str(a)]
+        if not command:
+            return []
+        found = [Path(a).resolve() for a in command[1:] if Path(a).exists()]
+        program = shutil.which(command[0]) if command[0] != "python" else None
+        if program:
+            program_path = Path(program).resolve()
+            venv = program_path.parent.parent
+            found.append(venv if (venv / "pyvenv.cfg").exists() else program_path)
+        return found
+
     @property
     def shares_sessions(self) -> bool:
         return bool(self.params["share_sessions"])
@@ -120,14 +144,25 @@ class McpMemorySystem(MemorySystem):
         from anyio.from_thread import start_blocking_portal
         from mcp import StdioServerParameters
         from mcp.client.client import Client
+        from mcp.client.stdio import stdio_client
 
         super().open(context)
+        self.run_name = context.run or self.name
         self.places = {"store": str(Path(context.store_dir).resolve()), "store_key": Path(context.store_dir).name}
+        self.exit_file = self.log_file = None
         if self.params["command"]:
             command = _fill(list(self.params["command"]), self.places)
             env = {**os.environ, **_fill(dict(self.params["env"]), self.places)}
-            target: Any = StdioServerParameters(command=command[0] if command[0] != "python" else sys.executable,
-                                                args=command[1:], env=env)
+            self.exit_file = Path(context.store_dir) / SERVER_EXIT
+            self.exit_file.unlink(missing_ok=True)
+            self.log_file = Path(context.store_dir) / SERVER_LOG
+            self.errlog = open(self.log_file, "a", encoding="utf-8")
+            # by its file, with -P (no script folder on sys.path): it needs only the standard library, so it
+            # starts under a seal that cannot list the folder membench was found through (a project checkout)
+            watched = ["-P", server_watch.__file__, str(self.exit_file),
+                       command[0] if command[0] != "python" else sys.executable, *command[1:]]
+            target: Any = stdio_client(StdioServerParameters(command=sys.executable, args=watched, env=env),
+                                       errlog=self.errlog)
         else:
             target = _fill(self.params["url"], self.places)
         self.portal_cm = start_blocking_portal()
@@ -150,18 +185,52 @@ class McpMemorySystem(MemorySystem):
         self.by_text.setdefault(record["text"], []).append(record["ref"])
         self.session_of[record["ref"]] = record["session"]
 
+    def _server(self) -> str:
+        return self.params["url"] or " ".join(map(str, self.params["command"]))
+
     def _call(self, tool: str, arguments: dict[str, Any]) -> Any:
-        result = self.portal.call(self.client.call_tool, tool, arguments)
+        try:
+            result = self.portal.call(self.client.call_tool, tool, arguments)
+        except Exception as exc:  # noqa: BLE001 -- named below, with what the server did
+            raise self._failure(tool, exc) from exc
         if getattr(result, "is_error", False):
             text = " ".join(getattr(b, "text", "") for b in result.content or ())
             raise RuntimeError(f"mcp: the server's tool {tool!r} failed: {text[:500]}")
         return result
 
+    def _failure(self, tool: str, exc: Exception) -> RuntimeError:
+        """One line that names the run, the server, the tool and what went wrong: no answer in time, or the
+        server's exit code and the end of its stderr."""
+        head = f"run {self.run_name!r}: the MCP server `{self._server()}`"
+        code = self._exit_code(wait=0 if "timed out" in str(exc) else 2.0)
+        if code is not None:
+            tail = self.log_file.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-5:]
+            return RuntimeError(f"{head} exited with code {code} during the tool call {tool!r}; the end of its stderr "
+                                f"({self.log_file}): " + (" | ".join(tail) or "(empty)"))
+        if "timed out" in str(exc):
+            return RuntimeError(f"{head} did not answer the tool call {tool!r} within {self.params['timeout']:g} s "
+                                "(params.timeout)")
+        return RuntimeError(f"{head} failed the tool call {tool!r}: {type(exc).__name__}: {exc}")
+
+    def _exit_code(self, wait: float) -> int | None:
+        """The stdio server's exit code once it has ended (None while it runs, or for a server at a URL)."""
+        if self.exit_file is None:
+            return None
+        deadline = time.monotonic() + wait
+        while not self.exit_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        text = self.exit_file.read_text(encoding="utf-8").strip() if self.exit_file.exists() else ""
+        return int(text) if text else None
+
     def close(self) -> None:
         if self.client is not None:
-            self.client_cm.__exit__(None, None, None)
-            self.portal_cm.__exit__(None, None, None)
             self.client = None
+            try:
+                self.client_cm.__exit__(None, None, None)
+            finally:
+                self.portal_cm.__exit__(None, None, None)
+                if self.log_file is not None:
+                    self.errlog.close()
 
     # -- ingest and search ---------------------------------------------------------------------------------
 
