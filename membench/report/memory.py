@@ -51,12 +51,30 @@ def resolved_lines(memory: dict[tuple[str, str], dict]) -> list[str]:
     return ["Results mapped back to the logs:", "", *lines, ""] if lines else []
 
 
+def seal_of(meta: dict) -> str | None:
+    """The seal a run ran under, as its metadata names it (a memory system's, or a sealed third-party adapter's);
+    None for a run that was not sealed."""
+    return (meta.get("memory") or {}).get("sealed") or meta.get("sealed") or None
+
+
+def seal_lines(metas: dict[tuple[str, str], dict]) -> list[str]:
+    """Which runs were sealed from the gold, and by what (README, "Untrusted systems")."""
+    sealed = {key: seal_of(m) for key, m in metas.items() if seal_of(m)}
+    if not sealed:
+        return []
+    open_memory = [f"{d} / {r}" for (d, r), m in metas.items() if m.get("memory") and (d, r) not in sealed]
+    return ["Sealed from the gold (memory_sealed):", "", *(f"- {d} / {r}: {seal}" for (d, r), seal in sealed.items()),
+            *([f"- not sealed: {', '.join(open_memory)}"] if open_memory else []), ""]
+
+
 def memory_section(meta_files: Mapping[tuple[str, str], Path]) -> str:
-    """The memory systems' section, from every run's metadata file ((dataset, run) -> path, as the rule declares)."""
+    """The memory systems' section, from every run's metadata file ((dataset, run) -> path, as the rule declares);
+    with no memory system, only the list of sealed adapters, if any."""
     metas = {key: json.loads(Path(path).read_text(encoding="utf-8")) for key, path in meta_files.items()}
     memory = {key: m for key, m in metas.items() if m.get("memory")}
     if not memory:
-        return ""
+        seals = seal_lines(metas)
+        return "\n".join(["## Sealed runs", "", *seals]) if seals else ""
     rows = []
     for (dataset, run), meta in memory.items():
         mem = meta["memory"]
@@ -77,4 +95,5 @@ def memory_section(meta_files: Mapping[tuple[str, str], Path]) -> str:
         "membench's call cache (see the cost table).", "",
         table(header, rows, numeric=(4, 5, 6, 7, 9, 10, 11)), "",
         *resolved_lines(memory),
+        *seal_lines(metas),
         "Same k for every system:", "", *same_k_lines(metas), ""])
