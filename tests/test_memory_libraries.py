@@ -131,3 +131,39 @@ def test_a_session_that_repeats_a_remark_keeps_both_turns(name, embedding_dir, t
         system.close()
     refs = {ref for hit in hits for ref in hit.refs}
     assert {"s-1", "s-3"} <= refs, refs
+
+
+def test_llamaindex_reopens_at_its_last_complete_persist(embedding_dir, tmp_path):
+    """LlamaIndex writes its JSON files in place; a run killed while writing them (as a BEAM-500K run was) left a
+    store no rerun could load. Each persist now goes to a new folder, named current only once complete."""
+    if importlib.util.find_spec("llama_index") is None:
+        pytest.skip("llamaindex: llama_index.core is not installed (pip install -e '.[llamaindex]')")
+    from membench.memory.systems.llamaindex import CURRENT
+
+    sessions = [chat_session(key, "2024-03-01", [("user", text)]) for key, text in
+                (("a", "My sister Ana lives in Lisbon."), ("b", "The ferns need water on Sundays."))]
+    logs = write_logs(Haystack(tuple(sessions)), tmp_path / "logs")
+    store, cache = tmp_path / "store", shared_cache(embedding_dir)
+    store.mkdir()
+    scope, query = Scope(("a", "b"), tmp_path / "logs"), Query("q", "Where does Ana live?")
+
+    def refs(system) -> set[str]:
+        return {ref for hit in system.search(query, 10, scope) for ref in hit.refs}
+
+    system = resolve("llamaindex")()
+    system.open(MemoryContext(store, cache))
+    system.ingest(logs[0])
+    system.close()
+    assert (store / CURRENT).read_text() == "llamaindex-1"
+    (store / "llamaindex-2").mkdir()  # killed while persisting the next session: a folder of cut-off JSON
+    (store / "llamaindex-2" / "docstore.json").write_text('{"docstore/data": {"a-1": {"__data__": ')
+    system = resolve("llamaindex")()
+    system.open(MemoryContext(store, cache))
+    try:
+        assert refs(system) == {"a-1"}
+        system.ingest(logs[1])
+        assert refs(system) == {"a-1", "b-1"}
+    finally:
+        system.close()
+    assert (store / CURRENT).read_text() == "llamaindex-2"
+    assert sorted(p.name for p in store.iterdir() if p.is_dir()) == ["llamaindex-2"]

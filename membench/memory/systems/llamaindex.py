@@ -12,22 +12,27 @@ LlamaIndex prepends "session: ..." to what it embeds; source document = the sess
 .retrieve(question)`. No LLM is involved (retrieval only). Embedder: a LlamaIndex `BaseEmbedding` over membench's
 embedding cache (the packaged MiniLM), so vectors are `dense`'s; the store scores by exact cosine (numpy).
 
-Persistence: `storage_context.persist` after each session into the store folder, `load_index_from_storage` on
-reopening. The simple store persists as whole JSON files, rewritten each time, so the store is one per
-haystack (`shares_sessions` False): a store of all sessions would rewrite every vector of the dataset after
-each session.
+Persistence: `storage_context.persist` after each session, `load_index_from_storage` on reopening. The simple store
+persists as whole JSON files, rewritten each time, so the store is one per haystack (`shares_sessions` False): a
+store of all sessions would rewrite every vector of the dataset after each session. Those files are written in
+place, so a run killed while writing them left JSON that no rerun could load: each persist goes into a new folder
+(`llamaindex-<n>`), named in `llamaindex.current` (written atomically) once complete, and the previous one is then
+removed; a rerun loads the last complete one and the ingest ledger redoes the cut-off session.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any, Sequence
 
+from membench.io import atomic_write_text
 from membench.memory.systems.library import LibrarySystem, session_turns
 from membench.memory.protocol import Hit, MemoryContext, Scope, SessionLog
 from membench.sessions.view import Query
 
-PERSIST = "llamaindex"
+PERSIST = "llamaindex"  # + "-<n>": one complete persist; CURRENT names the last
+CURRENT = "llamaindex.current"
 
 
 def cached_embedding(cache):
@@ -69,12 +74,26 @@ class LlamaIndexSystem(LibrarySystem):
         from llama_index.core import StorageContext, VectorStoreIndex, load_index_from_storage
 
         self.embed_model = cached_embedding(context.embedding_cache)
-        self.persist_dir = Path(context.store_dir) / PERSIST
-        if (self.persist_dir / "docstore.json").exists():
+        pointer = Path(context.store_dir) / CURRENT
+        self.persist_dir = Path(context.store_dir) / pointer.read_text(encoding="utf-8").strip() \
+            if pointer.exists() else None
+        if self.persist_dir is not None:
             storage = StorageContext.from_defaults(persist_dir=str(self.persist_dir))
             self.index = load_index_from_storage(storage, embed_model=self.embed_model)
         else:
             self.index = VectorStoreIndex(nodes=[], embed_model=self.embed_model)
+
+    def _persist(self) -> None:
+        """Write the index into a new folder, then name it current and remove the previous (module docstring)."""
+        store = Path(self.context.store_dir)
+        generation = int(self.persist_dir.name.rsplit("-", 1)[1]) + 1 if self.persist_dir is not None else 1
+        target = store / f"{PERSIST}-{generation}"
+        shutil.rmtree(target, ignore_errors=True)  # a half-written folder a killed run left
+        self.index.storage_context.persist(persist_dir=str(target))
+        atomic_write_text(store / CURRENT, target.name)
+        if self.persist_dir is not None:
+            shutil.rmtree(self.persist_dir, ignore_errors=True)
+        self.persist_dir = target
 
     def ingest(self, log: SessionLog) -> None:
         from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
@@ -84,11 +103,11 @@ class LlamaIndexSystem(LibrarySystem):
                           relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=log.key)})
                  for ref, text in session_turns(log, self.params["content"])]
         self.index.insert_nodes(nodes)
-        self.index.storage_context.persist(persist_dir=str(self.persist_dir))
+        self._persist()
 
     def forget(self, session_key: str) -> None:
         self.index.delete_ref_doc(session_key, delete_from_docstore=True)
-        self.index.storage_context.persist(persist_dir=str(self.persist_dir))
+        self._persist()
 
     def search(self, query: Query, k: int, scope: Scope) -> Sequence[Hit]:
         if k <= 0:
