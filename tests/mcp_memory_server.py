@@ -3,7 +3,8 @@
 Tools: add_memory(text, id, session), search_memory(query, k, sessions), delete_session(session). It keeps its
 memories in a JSON-lines file (`--data`), so a store persists between runs, and ranks by BM25 (rank-bm25) over
 lower-cased word tokens, ties by insertion order. `--no-ids` leaves ids out of its results (membench then maps
-them back by text); `--http PORT` serves streamable HTTP on 127.0.0.1 instead of stdio. To test how membench
+them back by text); `--rewrite` stores each memory rewritten as a note ("Noted: " + its words, lower-cased,
+punctuation gone), as a system that writes its own memories would, so neither id nor text matches; `--http PORT` serves streamable HTTP on 127.0.0.1 instead of stdio. To test how membench
 fails: `--hang-on-search` never answers a search; `--exit-on-search CODE` writes a line to stderr and exits
 with CODE at the first search.
 """
@@ -26,6 +27,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", required=True)
     parser.add_argument("--no-ids", action="store_true")
+    parser.add_argument("--rewrite", action="store_true")
     parser.add_argument("--http", type=int)
     parser.add_argument("--hang-on-search", action="store_true")
     parser.add_argument("--exit-on-search", type=int)
@@ -45,6 +47,8 @@ def main() -> None:
     @server.tool()
     def add_memory(text: str, id: str, session: str = "") -> str:
         """Remember a text under an id."""
+        if args.rewrite:
+            text = "Noted: " + " ".join(tokens(text))
         memories.append({"id": id, "text": text, "session": session})
         with open(data, "a") as fh:
             fh.write(json.dumps(memories[-1]) + "\n")

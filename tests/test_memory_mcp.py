@@ -22,6 +22,7 @@ from membench.memory.sealed.parent import SealedSystem
 from membench.runs.registry import resolve
 from membench.runs.request import RunRequest
 from membench.runs.sealing import seal_for
+from membench.stages import score
 from test_gold_permutation import build
 
 pytestmark = [pytest.mark.data, pytest.mark.skipif(importlib.util.find_spec("mcp") is None,
@@ -167,3 +168,38 @@ def test_a_server_that_exits_is_named_with_its_code_and_stderr_and_a_rerun_resum
     run, acc, _ = mcp_run(locomo, store, stdio(), name="exits")
     assert 0 < acc.reused < SESSIONS and acc.reused + sum(acc.ingested.values()) == SESSIONS
     assert run.equals(by_id[0])
+
+
+def test_rewritten_memories_are_attributed_to_the_turns_they_came_from(locomo, by_id, tmp_path):
+    """A server that stores its own rewriting of each turn and returns no ids: neither id nor text matches, so
+    without attribution every result is dropped; with it, the results name turns again, flagged as attributed."""
+    from membench.embedding.cache import shared_cache
+    from membench.memory.attribution import Attribution
+
+    def rewritten(store, rule):
+        system = resolve("mcp")(**stdio("--no-ids", "--rewrite"))
+        run, acc = run_memory(benchmark("locomo"), locomo, system, 10, store, shared_cache(None), name="notes",
+                              attribution=rule)
+        return run, acc, system.stats()
+
+    dropped, acc, stats = rewritten(tmp_path / "store", None)
+    assert dropped.empty and stats["unresolved"] == stats["results"] == QUESTIONS * 10 and acc.attribution is None
+    run, acc, stats = rewritten(tmp_path / "store", Attribution())
+    assert sum(acc.ingested.values()) == 0  # the same store, searched again
+    assert stats["unresolved"] == stats["results"] == QUESTIONS * 10
+    assert acc.attribution["hits_attributed"] + acc.attribution["hits_dropped"] == QUESTIONS * 10
+    assert acc.attribution["hits_dropped"] < QUESTIONS  # a note of a turn with no words beyond stop-words, say
+    assert run["attributed"].all() and run.question_id.nunique() == QUESTIONS
+    first = lambda r: r[(r["rank"] == 1) & (r.granularity == "turn")].set_index("question_id").item_id  # noqa: E731
+    assert (first(by_id[0]) == first(run)).mean() > 0.95  # the server's top note maps back to the by-id top turn
+    # scored with the attributed hits, and a second time without them (all attributed here: nothing left)
+    run.to_parquet(tmp_path / "run.parquet")
+    scores = score.run(benchmark("locomo"), tmp_path / "run.parquet", locomo, tmp_path / "scores.parquet")
+    by_id[0].to_parquet(tmp_path / "by-id.parquet")
+    reference = score.run(benchmark("locomo"), tmp_path / "by-id.parquet", locomo, tmp_path / "by-id-scores.parquet")
+    mean = lambda s, m: s[s.skip.isna() & (s.metric == m)].value.mean()  # noqa: E731
+    metrics = set(reference.metric)
+    assert set(scores.metric) == metrics | {"unattributed:" + m for m in metrics}
+    assert mean(scores, "unattributed:evidence_recall@10") == 0.0
+    # the notes name the turns the by-id run found (0.534 against 0.527 here: a note may name up to 3 turns)
+    assert abs(mean(scores, "evidence_recall@10") - mean(reference, "evidence_recall@10")) < 0.02

@@ -30,9 +30,12 @@ def test_hits_become_items_first_mention_first():
             Hit(("elsewhere-1",), 0.7), Hit(("sb-1", "sa"), 0.6)]
     items, foreign = ranked_items(hits, "turn", haystack, turns)
     # sa-2 is an assistant turn (not ranked here), "sa" a session key: neither is a turn item; sb-1 is a repeat
-    assert items == [("sb-1", 0.9), ("sa-3", 0.8), ("sa-1", 0.8)] and foreign == 1
+    assert items == [("sb-1", 0.9, False), ("sa-3", 0.8, False), ("sa-1", 0.8, False)] and foreign == 1
     items, foreign = ranked_items(hits, "session", haystack, {"sa", "sb"})
-    assert items == [("sb", 0.9), ("sa", 0.8)] and foreign == 1
+    assert items == [("sb", 0.9, False), ("sa", 0.8, False)] and foreign == 1
+    # an attributed hit's items carry the flag (the run's `attributed` column); first mention still wins
+    items, _ = ranked_items([Hit(("sa-1",), 0.5, "x", attributed=True), *hits], "turn", haystack, turns)
+    assert items == [("sa-1", 0.5, True), ("sb-1", 0.9, False), ("sa-3", 0.8, False)]
 
 
 @pytest.fixture(scope="module")

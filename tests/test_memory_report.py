@@ -44,3 +44,28 @@ def test_memory_section_shows_how_an_mcp_servers_results_were_mapped_back(tmp_pa
     assert ("- locomo / mcp: 99.5% of 2,000 results mapped back to turns (by id 1,500, by exact text 490; 10 matched "
             "nothing and were dropped)") in section
     assert "locomo / mem0" not in section
+
+
+def test_memory_section_shows_attributed_results_and_the_run_scored_without_them(tmp_path):
+    import pandas as pd
+
+    runs = tmp_path / "locomo" / "runs"
+    runs.mkdir(parents=True)
+    stats = {"results": 2000, "by id": 0, "by text": 0, "unresolved": 2000, "resolved_share": 0.0}
+    attribution = {"rule": {"threshold": 0.5}, "hits_attributed": 1960, "hits_dropped": 40}
+    (runs / "notes.json").write_text(json.dumps({**MEM0, "memory": {**MEM0["memory"], "system": stats,
+                                                                    "attribution": attribution}}))
+    (runs / "mem0.json").write_text(json.dumps({**MEM0, "memory": {**MEM0["memory"], "attribution": attribution}}))
+    rows = [("notes", "evidence_recall@10", 0.4125), ("notes", "unattributed:evidence_recall@10", 0.0),
+            ("mem0", "evidence_recall@10", 0.5), ("notes", "evidence_recall@5", 0.3)]
+    summary = pd.DataFrame([{"dataset": "locomo", "adapter": a, "split": "all", "group_by": "all", "group": "all",
+                             "metric": m, "mean": v} for a, m, v in rows]
+                           + [{"dataset": "locomo", "adapter": "notes", "split": "all", "group_by": "category",
+                               "group": "1", "metric": "unattributed:evidence_recall@10", "mean": 0.9}])
+    section = memory_section(_metas(tmp_path, [("locomo", "notes"), ("locomo", "mem0")]), summary,
+                             {"locomo": ("evidence_recall@10", "evidence_recall@5")})
+    assert ("- locomo / notes: 0.0% of 2,000 results mapped back to turns (by id 0, by exact text 0; 2,000 matched "
+            "neither: 1,960 attributed to turns, 40 dropped)") in section
+    assert "- locomo / mem0: 2,000 results named no turn: 1,960 attributed to turns, 40 dropped" in section
+    assert "- locomo / notes: evidence_recall@10 0.412 with, 0.000 without" in section  # @5 has no "without"
+    assert section.count(" with, ") == 1

@@ -31,13 +31,13 @@ from membench.errors import InputError
 from membench.facts.extract import write_fact_log
 from membench.io import atomic_write_text
 
-__all__ = ["SOURCE", "observation_facts", "write_observations"]
+__all__ = ["SOURCE", "observation_facts", "split_dia_ids", "write_observations"]
 
 SOURCE = "locomo-observation"
 _OBS_KEY = re.compile(r"session_(\d+)_observation")
 
 
-def _dia_ids(raw: Any) -> tuple[list[str], int]:
+def split_dia_ids(raw: Any) -> tuple[list[str], int]:
     """The dia_ids of one observation and how many comma-joined strings were split."""
     items = raw if isinstance(raw, list) else [raw]
     out, split = [], 0
@@ -95,7 +95,7 @@ def observation_facts(locomo_json: Path, turns: pd.DataFrame) -> tuple[dict[str,
                             and item[0].strip()):
                         counts["malformed_observations"] += 1
                         continue
-                    ids, split = _dia_ids(item[1])
+                    ids, split = split_dia_ids(item[1])
                     counts["comma_split"] += split
                     about = []
                     for dia in ids:

@@ -41,11 +41,14 @@ class Scope:
 
 @dataclass(frozen=True)
 class Hit:
-    """One search result: the log items it points at (turn refs or session keys), best first."""
+    """One search result: the log items it points at (turn refs or session keys), best first. A result that names
+    none but carries its text is attributed to turns by membench (`membench.memory.attribution`), which sets
+    `attributed`."""
 
     refs: tuple[str, ...]
     score: float
     text: str = ""
+    attributed: bool = False
 
 
 @dataclass

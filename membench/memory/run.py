@@ -8,14 +8,16 @@ question's haystack, a ref twice in one hit, a score that is not finite or more 
 `SystemOutputError` naming the run and the question. Every run on a dataset is
 asked for the same k as the adapters (`retrieval.depth`; LongMemEval: the whole haystack); a search that
 yields fewer than k items is counted as short, so the report can flag it. A question is searched once per k
-(LoCoMo: once, its turn and session rankings both come from those hits).
+(LoCoMo: once, its turn and session rankings both come from those hits). A hit that names no turn but carries
+its text is attributed to the scope's turns (`membench.memory.attribution`) when a rule is given; the items it
+ranks are flagged in the run's `attributed` column, present only when some are.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -25,9 +27,10 @@ from membench.benchmarks.record import Benchmark
 from membench.datasets.run_files import id_maps, run_table
 from membench.datasets.tables import needed
 from membench.errors import SystemOutputError
+from membench.memory.attribution import Attribution, ScopeAttribution
 from membench.memory.ledger import IngestLedger
 from membench.memory.plan import plan_stores
-from membench.memory.protocol import MemoryContext, MemorySystem, Scope, SessionLog
+from membench.memory.protocol import Hit, MemoryContext, MemorySystem, Scope, SessionLog
 from membench.sessions.checks import hits_problems
 from membench.sessions.reader import SessionStore, StoreFiles, StorePaths
 from membench.sessions.view import Haystack, Query
@@ -55,9 +58,11 @@ class Accounting:
     foreign_refs: int = 0
     store_bytes: int = 0
     k: dict = field(default_factory=dict)  # granularity -> "full" or the depth
+    attribution: dict | None = None  # the rule, and hits attributed / dropped (no refs, no attribution found)
 
     def as_dict(self, model_calls: dict[str, Any]) -> dict[str, Any]:
-        return {"stores": self.stores, "sessions_in_stores": self.sessions_in_stores,
+        return {"attribution": self.attribution,
+                "stores": self.stores, "sessions_in_stores": self.sessions_in_stores,
                 "sessions_ingested": sum(self.ingested.values()), "sessions_reused": self.reused,
                 "sessions_resumed": self.resumed, "ingest_seconds": round(self.ingest_seconds, 3),
                 "search_seconds": round(self.search_seconds, 3), "searches": self.searches,
@@ -71,7 +76,7 @@ def folder_bytes(path: Path) -> int:
 
 
 def ranked_items(hits, granularity: str, haystack: Haystack, documents: set[str]) -> tuple[list, int]:
-    """(item, score) pairs the hits name at `granularity`, first mention first; and the foreign-ref count."""
+    """(item, score, attributed) the hits name at `granularity`, first mention first; and the foreign-ref count."""
     session_of = {e.ref: s.session_id for s in haystack.sessions for e in s.events}
     session_of.update({s.session_id: s.session_id for s in haystack.sessions})
     items, seen, foreign = [], set(), 0
@@ -83,8 +88,24 @@ def ranked_items(hits, granularity: str, haystack: Haystack, documents: set[str]
             item = ref if granularity == "turn" else session_of[ref]
             if item in documents and item not in seen:
                 seen.add(item)
-                items.append((item, hit.score))
+                items.append((item, hit.score, hit.attributed))
     return items, foreign
+
+
+def attribute_hits(hits: Sequence[Hit], scope: Scope, attribution: ScopeAttribution | None, acc: Accounting) -> list:
+    """The hits with each one that names no turn but carries text attributed to the scope's turns (counted)."""
+    if attribution is None:
+        return list(hits)
+    texts = [hit.text for hit in hits if not hit.refs and hit.text.strip()]
+    found = iter(attribution(texts, scope.sessions, scope.directory))
+    out = []
+    for hit in hits:
+        if not hit.refs:
+            refs = next(found) if hit.text.strip() else ()
+            acc.attribution["hits_attributed" if refs else "hits_dropped"] += 1
+            hit = replace(hit, refs=refs, attributed=True)
+        out.append(hit)
+    return out
 
 
 def _phase(endpoint, stage: str) -> None:
@@ -125,9 +146,11 @@ def ingest_store(system: MemorySystem, sessions, directory: Path, store_dir: Pat
 
 
 def run_memory(record: Benchmark, store_paths: StorePaths, system: MemorySystem, depth: int, store_root: Path,
-               embedding_cache=None, endpoint=None, name: str | None = None) -> tuple[pd.DataFrame, Accounting]:
+               embedding_cache=None, endpoint=None, name: str | None = None,
+               attribution: Attribution | None = None) -> tuple[pd.DataFrame, Accounting]:
     """Ingest and search every query of one dataset; the run (benchmark item ids) and its accounting.
-    `store_paths`: the ingest stage's files (`membench.sessions.reader.STORE_FILES`) or the dataset folder."""
+    `store_paths`: the ingest stage's files (`membench.sessions.reader.STORE_FILES`) or the dataset folder;
+    `attribution`: the rule for hits without refs (None: they are dropped)."""
     files = StoreFiles.of(store_paths)
     directory, (item_map, query_map) = files.sessions, files.id_maps()
     store = SessionStore(files, user_turns_only=record.user_turns_only)
@@ -139,6 +162,10 @@ def run_memory(record: Benchmark, store_paths: StorePaths, system: MemorySystem,
     order = {q.key: i for i, q in enumerate(q for qs in queries.values() for q in qs)}
     plan = plan_stores(store, list(queries), system.shares_sessions)
     acc = Accounting(k={g: record.depth_label(depth) for g in granularities})
+    attributor = None
+    if attribution is not None:
+        attributor = ScopeAttribution(attribution, embedding_cache)
+        acc.attribution = {"rule": vars(attribution), "hits_attributed": 0, "hits_dropped": 0}
     rows: list[tuple] = []
     for store_key, sessions in plan.sessions.items():
         store_dir = Path(store_root) / store_key
@@ -170,6 +197,7 @@ def run_memory(record: Benchmark, store_paths: StorePaths, system: MemorySystem,
                             problems = hits_problems(hits, k, refs)
                             if problems:
                                 raise SystemOutputError(name or system.name, qids[query.key], problems)
+                            asked[query.key, k] = attribute_hits(hits, scope, attributor, acc)
                         hits = asked[query.key, k]
                         found, foreign = ranked_items(hits, granularity, haystack, set(documents))
                         found = found[:k]
@@ -181,11 +209,13 @@ def run_memory(record: Benchmark, store_paths: StorePaths, system: MemorySystem,
                         acc.fewest[granularity] = min(acc.fewest.get(granularity, 1.0), share)
                         mapping = names[granularity]
                         rows += [(granularities.index(granularity), order[query.key], qids[query.key], rank,
-                                  mapping[item], score, granularity)
-                                 for rank, (item, score) in enumerate(found, 1)]
+                                  mapping[item], score, granularity, attributed)
+                                 for rank, (item, score, attributed) in enumerate(found, 1)]
         finally:
             system.close()
         acc.store_bytes += folder_bytes(store_dir)
     rows.sort(key=lambda r: r[:2] + (r[3],))
-    run = run_table([r[2:] for r in rows])
+    run = run_table([r[2:-1] for r in rows])
+    if any(r[-1] for r in rows):
+        run["attributed"] = pd.array([r[-1] for r in rows], dtype="boolean")
     return run, acc

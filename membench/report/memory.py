@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
+
+import pandas as pd
 
 from membench.report.markdown import table
+from membench.scoring.attributed import UNATTRIBUTED
 
 
 def _calls(memory: dict, phase: str) -> str:
@@ -40,15 +43,40 @@ def same_k_lines(metas: dict[tuple[str, str], dict]) -> list[str]:
 
 
 def resolved_lines(memory: dict[tuple[str, str], dict]) -> list[str]:
-    """For systems whose results name text rather than membench's ids (an MCP server): how many were mapped back."""
+    """For systems whose results name text rather than membench's ids (an MCP server) or name nothing (a rewritten
+    memory): how many were mapped back, and how."""
     lines = []
     for (dataset, run), meta in memory.items():
         stats = meta["memory"].get("system") or {}
+        attribution = meta["memory"].get("attribution") or {}
+        attributed, dropped = attribution.get("hits_attributed", 0), attribution.get("hits_dropped", 0)
         if stats.get("results"):
+            rest = (f"{stats['unresolved']:,} matched neither: {attributed:,} attributed to turns, {dropped:,} dropped"
+                    if attribution else f"{stats['unresolved']:,} matched nothing and were dropped")
             lines.append(f"- {dataset} / {run}: {stats['resolved_share']:.1%} of {stats['results']:,} results mapped "
-                         f"back to turns (by id {stats['by id']:,}, by exact text {stats['by text']:,}; "
-                         f"{stats['unresolved']:,} matched nothing and were dropped)")
-    return ["Results mapped back to the logs:", "", *lines, ""] if lines else []
+                         f"back to turns (by id {stats['by id']:,}, by exact text {stats['by text']:,}; {rest})")
+        elif attributed or dropped:
+            lines.append(f"- {dataset} / {run}: {attributed + dropped:,} results named no turn: {attributed:,} "
+                         f"attributed to turns, {dropped:,} dropped")
+    return ["Results mapped back to the logs (attribution: membench.memory.attribution):", "", *lines, ""] \
+        if lines else []
+
+
+def attributed_lines(summary: pd.DataFrame | None, headlines: Mapping[str, Sequence[str]]) -> list[str]:
+    """A run with attributed hits, scored with them and without (as if they were dropped): its headline metrics."""
+    if summary is None or summary.empty:
+        return []
+    overall = summary[(summary.split == "all") & (summary.group_by == "all")]
+    without = overall[overall.metric.str.startswith(UNATTRIBUTED)]
+    lines = []
+    for (dataset, run), part in without.groupby(["dataset", "adapter"], sort=False):
+        base = overall[(overall.dataset == dataset) & (overall.adapter == run)].set_index("metric")["mean"]
+        pairs = [f"{m} {base[m]:.3f} with, {base[UNATTRIBUTED + m]:.3f} without"
+                 for m in headlines.get(dataset, ()) if m in base and UNATTRIBUTED + m in base]
+        if pairs:
+            lines.append(f"- {dataset} / {run}: " + "; ".join(pairs))
+    return ["Scored with and without attributed hits (without: as if results naming no turn were dropped):", "",
+            *lines, ""] if lines else []
 
 
 def seal_of(meta: dict) -> str | None:
@@ -67,9 +95,11 @@ def seal_lines(metas: dict[tuple[str, str], dict]) -> list[str]:
             *([f"- not sealed: {', '.join(open_memory)}"] if open_memory else []), ""]
 
 
-def memory_section(meta_files: Mapping[tuple[str, str], Path]) -> str:
-    """The memory systems' section, from every run's metadata file ((dataset, run) -> path, as the rule declares);
-    with no memory system, only the list of sealed adapters, if any."""
+def memory_section(meta_files: Mapping[tuple[str, str], Path], summary: pd.DataFrame | None = None,
+                   headlines: Mapping[str, Sequence[str]] | None = None) -> str:
+    """The memory systems' section, from every run's metadata file ((dataset, run) -> path, as the rule declares)
+    and the summary table (for runs with attributed hits, with the datasets' headline metrics); with no memory
+    system, only the list of sealed adapters, if any."""
     metas = {key: json.loads(Path(path).read_text(encoding="utf-8")) for key, path in meta_files.items()}
     memory = {key: m for key, m in metas.items() if m.get("memory")}
     if not memory:
@@ -95,5 +125,6 @@ def memory_section(meta_files: Mapping[tuple[str, str], Path]) -> str:
         "membench's call cache (see the cost table).", "",
         table(header, rows, numeric=(4, 5, 6, 7, 9, 10, 11)), "",
         *resolved_lines(memory),
+        *attributed_lines(summary, headlines or {}),
         *seal_lines(metas),
         "Same k for every system:", "", *same_k_lines(metas), ""])

@@ -19,6 +19,7 @@ from membench.runs.request import RunFiles, RunRequest
 from membench.datasets.run_files import write_trec
 from membench.embedding.cache import shared_cache
 from membench.io import atomic_write_parquet, atomic_write_text
+from membench.memory.attribution import Attribution
 from membench.memory.endpoint import CachingEndpoint, free_port
 from membench.memory.run import run_memory
 from membench.metrics.efficiency import latency_summary
@@ -34,11 +35,12 @@ STAGES = ("memory-ingest", "memory-search")
 
 def run(request: RunRequest, files: RunFiles, cost_path: Path, store_root: Path, llm: Mapping[str, Any],
         llm_cache: Path, dataset: str, sealed: bool | str = False, gold: Sequence[Path] = (),
-        timeout: float | None = None) -> dict:
+        timeout: float | None = None, attribution: Any = True) -> dict:
     """Ingest and search with the system `request` names; write its run files and its cost record. `llm`: the
     config's `llm` section, read when the system makes model calls. `sealed` (the config's `memory_sealed`): the
     system runs in a process of its own that cannot read the gold (`membench.memory.sealed.parent`); `gold` adds the
-    benchmark's files to what it may not read; `timeout`: seconds a sealed call may take."""
+    benchmark's files to what it may not read; `timeout`: seconds a sealed call may take; `attribution` (the config's
+    `memory_attribution`): the rule for results without refs (`membench.memory.attribution.Attribution.from_params`)."""
     cls, name, record = resolve(request.spec), request.name, request.benchmark
     if not is_memory_system(cls):
         raise ValueError(f"run {name!r}: {request.spec!r} is not a memory system (membench.memory.protocol.MemorySystem)")
@@ -58,7 +60,7 @@ def run(request: RunRequest, files: RunFiles, cost_path: Path, store_root: Path,
             endpoint = stack.enter_context(CachingEndpoint(client, STAGES[0], port))
         result, acc = run_memory(record, request.store, system, request.depth, Path(store_root),
                                  shared_cache(request.embeddings, **dict(request.embedding_options)), endpoint,
-                                 name)
+                                 name, Attribution.from_params(attribution))
         system_stats = system.stats()
         calls = {s: (endpoint.client.meter.stage(s) if endpoint else {"calls": 0, "cache_hits": 0}) for s in STAGES}
         cost = write_cost(None, endpoint.client, stage="memory", dataset=dataset, adapter=name) if endpoint else {
@@ -88,4 +90,4 @@ def rule_rank_memory(job: Job) -> None:
     """Rule rank_memory: a memory system ingests the session logs once, then answers every question's search."""
     p = job.params
     run(RunRequest.from_job(job), RunFiles.from_job(job), job.output.path("cost"), Path(p.store), p.llm,
-        Path(p.llm_cache), job.wildcards.dataset, p.sealed, [Path(p.data)], p.sealed_timeout)
+        Path(p.llm_cache), job.wildcards.dataset, p.sealed, [Path(p.data)], p.sealed_timeout, p.attribution)

@@ -13,6 +13,7 @@ from membench.benchmarks.record import Benchmark
 from membench.datasets.tables import QREL_COLUMNS, dataset_files, needed
 from membench.io import atomic_write_parquet
 from membench.scoring import efficiency
+from membench.scoring.attributed import UNATTRIBUTED, without_attributed
 from membench.scoring.tables import Gold, frame
 from membench.jobs.job import Job
 
@@ -20,10 +21,14 @@ log = logging.getLogger(__name__)
 
 
 def run(record: Benchmark, run_path: Path, tables: Path | Mapping[str, Path], out: Path) -> pd.DataFrame:
-    """Score the run over the gold ``tables`` (their paths, or the dataset folder)."""
+    """Score the run over the gold ``tables`` (their paths, or the dataset folder); a run with attributed hits is
+    scored a second time without them, as metrics named `unattributed:<metric>`."""
     ranking = pd.read_parquet(run_path)
     gold = Gold.load(tables)
     scores = record.score(ranking, gold)
+    if "attributed" in ranking.columns:
+        again = record.score(without_attributed(ranking), gold)
+        scores = pd.concat([scores, again.assign(metric=UNATTRIBUTED + again.metric)], ignore_index=True)
     atomic_write_parquet(scores, out)
     counted = scores[scores.skip.isna()]
     log.info("%s: %d questions scored, %d skipped", run_path, counted.question_id.nunique(),

@@ -31,6 +31,7 @@ rule rank_memory:
         store=lambda w: f"{config['memory_dir']}/{w.dataset}/{w.run}-{adapter_version(adapter_spec(w), adapter_params(w))}",
         sealed=config["memory_sealed"],
         sealed_timeout=config["memory_call_timeout"],
+        attribution=config["memory_attribution"],
         data=dataset_source,
         code=script_version("scripts/rank_memory.py"),
     threads: 2

@@ -13,8 +13,9 @@ names and argument names are configuration, because every server names them its 
       unit: turn                                              # or session: one add per session
 
 Each turn (or session) is added with its ref (or session key) as the id. A search result is mapped back to turns
-by the id the server returns where it returns one, else by its exact text; the counts of each way, and of results
-that matched nothing (dropped), are the run's `stats` and shown in the report. A server with no score gets 1/rank.
+by the id the server returns where it returns one, else by its exact text, else (a memory the server rewrote) by
+membench's attribution to the scope's turns (`membench.memory.attribution`, config `memory_attribution`); the counts of
+each way are the run's `stats` and shown in the report. A server with no score gets 1/rank.
 
 A server that fails is named: one that does not answer a tool call within `timeout` seconds fails the run with the
 run, the server, the tool and the timeout; a stdio server that exits (run through `membench.memory.server_watch`,
@@ -275,15 +276,14 @@ class McpMemorySystem(MemorySystem):
         in_scope = set(scope.sessions)
         hits = []
         for rank, item in enumerate(result_items(self._call(spec["tool"], arguments), shape.get("path"))[:k], 1):
-            refs = self._refs(item, shape, in_scope)
-            if refs:
-                score = _walk(item, shape.get("score"))
-                hits.append(Hit(refs, float(score) if isinstance(score, (int, float)) else 1.0 / rank,
-                                str(_walk(item, shape.get("text")) or "")))
+            score = _walk(item, shape.get("score"))
+            hits.append(Hit(self._refs(item, shape, in_scope), float(score) if isinstance(score, (int, float))
+                            else 1.0 / rank, str(_walk(item, shape.get("text")) or "")))
         return hits
 
     def _refs(self, item: Mapping[str, Any], shape: Mapping[str, Any], in_scope: set[str]) -> tuple[str, ...]:
-        """The turns (or session) a result names: by the id it returns, else by its exact text; () if neither."""
+        """The turns (or session) a result names: by the id it returns, else by its exact text; () if neither (the
+        run then attributes its text, `membench.memory.run`)."""
         ident = _walk(item, shape.get("id"))
         if isinstance(ident, str) and self.session_of.get(ident) in in_scope:
             self.resolved["by id"] += 1
