@@ -27,28 +27,15 @@ from typing import Any
 
 import pandas as pd
 
+from membench.benchmarks.locomo.dia_ids import split_dia_ids
 from membench.errors import InputError
 from membench.facts.extract import write_fact_log
 from membench.io import atomic_write_text
 
-__all__ = ["SOURCE", "observation_facts", "split_dia_ids", "write_observations"]
+__all__ = ["SOURCE", "observation_facts", "write_observations"]
 
 SOURCE = "locomo-observation"
 _OBS_KEY = re.compile(r"session_(\d+)_observation")
-
-
-def split_dia_ids(raw: Any) -> tuple[list[str], int]:
-    """The dia_ids of one observation and how many comma-joined strings were split."""
-    items = raw if isinstance(raw, list) else [raw]
-    out, split = [], 0
-    for item in items:
-        if not isinstance(item, str):
-            continue
-        parts = [p.strip() for p in item.split(",") if p.strip()]
-        if len(parts) > 1:
-            split += 1
-        out += parts
-    return out, split
 
 
 def observation_facts(locomo_json: Path, turns: pd.DataFrame) -> tuple[dict[str, list[dict]], dict]:

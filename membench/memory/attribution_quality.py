@@ -21,7 +21,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Iterable, Sequence
 
-from membench.facts.observations import split_dia_ids
+from membench.benchmarks.locomo.dia_ids import split_dia_ids
 from membench.memory.attribution import Attribution, ScopeTurns, attribute_in
 from membench.sessions.view import turn_text
 
