@@ -25,6 +25,7 @@ from json_repair import repair_json
 from scipy.stats import kendalltau
 
 from conftest import shared_path
+from membench.scoring.qa import BY_EVIDENCE, EVIDENCE_IN
 from membench.analysis.aggregate import Resampling, summarize_dataset
 from membench.benchmarks.beam.judge import item_score, ordering_item_score, says_yes
 from membench.benchmarks.beam.parse import parse
@@ -375,9 +376,15 @@ def test_every_reply_shape_is_met_and_no_call_is_paid_twice(parity):
     assert cost["judge"].startswith("beam-rubric@") and {p["name"] for p in cost["prompts"]} >= {
         "beam-judge", "beam-equivalence"}
 
-    scores = pd.read_parquet(parity["dir"] / "scores.parquet")
+    everything = pd.read_parquet(parity["dir"] / "scores.parquet")
+    scores = everything[~everything.metric.isin(BY_EVIDENCE)]
     assert set(scores.metric) == {"qa/accuracy", "qa/beam", "qa/beam_half", "qa/beam_rubric"}
     assert scores.skip.isna().all() and len(scores) == 40 * 3 + 32
+    # each judged question with gold ids once under the evidence figure, once under its condition's accuracy
+    answered = parity["out"]
+    with_gold = answered[answered.evidence_in_top_k.notna() & answered.correct.notna()]
+    assert (everything.metric == EVIDENCE_IN).sum() == len(with_gold) > 0
+    assert everything.metric.isin(BY_EVIDENCE[1:]).sum() == len(with_gold)
     # instruction and preference following have no reference answer: no generic verdict, BEAM's score only
     unjudged = set(scores.question_id) - set(scores[scores.metric == "qa/accuracy"].question_id)
     assert {q.split("/")[1] for q in unjudged} == {"instruction_following", "preference_following"}

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from conftest import shared_path
+from membench.scoring.qa import BY_EVIDENCE
 from membench.benchmarks.registry import benchmark, parse_dataset
 from membench.stages import qa
 from openai_server import FakeOpenAIServer, default_responder, prompt_task
@@ -167,6 +168,7 @@ def test_scores_follow_upstreams_parsing_and_scale(judged):
     assert labels == [upstream_parse_judge_response(r["text"])[0] for r in RECORDED["replies"]]
 
     scores = pd.read_parquet(judged["dir"] / "scores.parquet")
+    scores = scores[~scores.metric.isin(BY_EVIDENCE)]  # the evidence split: tests/test_qa_baselines.py
     assert set(scores.metric) == {"qa/accuracy", "qa/judge_score"} and scores.skip.isna().all()
     by = scores.pivot(index="question_id", columns="metric", values="value").loc[out.question_id]
     assert by["qa/judge_score"].tolist() == expected and by["qa/accuracy"].tolist() == [float(s == 1) for s in expected]

@@ -5,6 +5,7 @@ A second run from an empty results folder must pay for nothing: the call cache a
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -97,6 +98,32 @@ def test_the_full_context_baseline_sits_beside_the_runs(work, server):
     assert "full-context" in report[report.index("### Answer-mode QA"):report.index("### Model-call costs")]
 
 
+def test_what_retrieval_buys_sits_beside_the_runs(work):
+    """The no-memory and oracle baselines (on by default) answer every QA question; the oracle from exactly the
+    sessions holding its gold turns; summary.json and the report test bm25 against each baseline."""
+    results = work / "results"
+    turns = pd.read_parquet(results / "locomo" / "turns.parquet")
+    qrels = pd.read_parquet(results / "locomo" / "qrels.parquet")
+    gold = qrels[(qrels.relevance > 0) & (qrels.granularity == "turn")]
+    sessions = gold.merge(turns[turns.conversation_id == "conv-26"], on="item_id").groupby("question_id").session_id
+    oracle = pd.read_parquet(results / "locomo" / "qa" / "oracle.parquet").set_index("question_id")
+    none = pd.read_parquet(results / "locomo" / "qa" / "no-memory.parquet")
+    assert len(oracle) == len(none) == 20 and (oracle.status == "ok").all() and (none.n_context == 0).all()
+    assert oracle.n_context.to_dict() == sessions.nunique().reindex(oracle.index, fill_value=0).to_dict()
+    bm25 = pd.read_parquet(results / "locomo" / "qa" / "bm25.parquet")
+    assert bm25.evidence_in_top_k.notna().sum() == oracle.index.isin(gold.question_id).sum() == 20
+    answers = json.loads((results / "summary.json").read_text(encoding="utf-8"))["datasets"]["locomo"]["answers"]
+    assert set(answers["runs"]["bm25"]["vs"]) == {"no-memory", "oracle", "full-context"}
+    found = bm25.dropna(subset=["evidence_in_top_k"])
+    found = found[found.correct.notna()]
+    assert answers["runs"]["bm25"]["evidence_in_top_k"]["n"] == len(found)
+    assert answers["runs"]["bm25"]["evidence_in_top_k"]["mean"] == pytest.approx(
+        (found.evidence_in_top_k >= 1).mean(), abs=1e-6)
+    report = (results / "report.md").read_text(encoding="utf-8")
+    section = report[report.index("### What retrieval buys (answer mode)"):]
+    assert "| bm25 |" in section[:section.index("#### lme-fragment")] and "accuracy − no-memory" in section
+
+
 def test_fact_runs_use_the_facts(work):
     plain = pd.read_parquet(work / "results" / "locomo" / "runs" / "bm25.parquet")
     facts = pd.read_parquet(work / "results" / "locomo" / "runs" / "bm25+facts.parquet")
@@ -112,16 +139,17 @@ def test_fact_runs_use_the_facts(work):
 def readers_in(results: Path, table: str) -> set[str]:
     """What the finished run says reads ``<dataset>/<table>.parquet``, one first output per job, from the files
     it made (not from the rules): ingest (its session logs), score and score_extended (every score file), the
-    Procedural judge, LongMemEval's retrieval logs, the difficulty table, QA (not on qrels), LoCoMo's
+    Procedural judge, LongMemEval's retrieval logs, the difficulty table, QA and its baselines, LoCoMo's
     observation facts (on turns) and the results explorer (every dataset's tables)."""
     out = {"results/explorer"}
     for folder in sorted(p.parent for p in results.glob("*/questions.parquet")):
         files = [folder / "difficulty.parquet", *folder.glob("scores/*.parquet"),
                  *folder.glob("judgments/*.parquet"), *folder.glob("runs/*.retrieval_log.*.jsonl")]
+        answers = [p for p in folder.glob("qa/*.parquet")  # QA reads qrels: where the evidence is
+                   if not p.name.endswith(".scores.parquet") and p.name != "calibration.parquet"]
+        files += answers
         if table != "qrels":
-            answers = [p for p in folder.glob("qa/*.parquet")
-                       if not p.name.endswith(".scores.parquet") and p.name != "calibration.parquet"]
-            files += [folder / "sessions", *answers]
+            files.append(folder / "sessions")
         if table == "turns":
             files += folder.glob("facts/observation")  # LoCoMo's own facts map sessions through turns
             files.append(folder / "efficiency" / "tokens.parquet")  # what each turn costs to read
@@ -164,7 +192,8 @@ def test_the_explorer_shows_each_answer_its_verdict_and_the_judges_calibration(b
     the QA-verdict filter keeps the questions the judge rejected."""
     results = work / "results"
     answers = {run: pd.read_parquet(results / "locomo" / "qa" / f"{run}.parquet").astype(object)
-               .set_index("question_id") for run in ("bm25", "full-context")}
+               .set_index("question_id") for run in ("bm25", "full-context", "no-memory", "oracle")}
+    buys = json.loads((results / "summary.json").read_text(encoding="utf-8"))["datasets"]["locomo"]["answers"]
     summary = calibration_summary(pd.read_parquet(results / "locomo" / "qa" / "calibration.parquet"))
     expected_calibration = [[r.group, str(r.questions),
                              rate_ci(r.false_accept, r.fa_low, r.fa_high, r.false_accepts, r.should_reject),
@@ -183,6 +212,20 @@ def test_the_explorer_shows_each_answer_its_verdict_and_the_judges_calibration(b
                                                r.locator('[data-field="verdict"]').inner_text()) for r in rows.all()}
         assert shown == {run: ("" if pd.isna(df.answer[qid]) else df.answer[qid], verdict_text(df.loc[qid]))
                          for run, df in answers.items()}, qid
+        share = answers["bm25"].evidence_in_top_k[qid]
+        evidence = {r.get_attribute("data-run"): r.locator('[data-field="evidence"]').inner_text() for r in rows.all()}
+        words = "✓ all" if share >= 1 else "✗ none" if share == 0 else f"{round(share * 100)}% of it"
+        assert evidence == {"bm25": words, "full-context": "—", "no-memory": "—", "oracle": "—"}  # none retrieve
+        if n == 0:  # what retrieval buys, as summary.json holds it
+            cells = [[c.inner_text() for c in r.locator("th, td").all()]
+                     for r in page.locator("#q-buys-table tbody tr").all()]
+            assert [c[0] for c in cells] == ["bm25", "no-memory", "oracle", "full-context"]
+            acc = buys["runs"]["bm25"]["accuracy"]  # conv-26's questions only: one conversation, no CI
+            assert acc["ci_lo"] is None
+            assert cells[0][2] == f"{acc['mean']:.4f} [n/a: 1 conversation] (n={acc['n']})"
+            assert f"| bm25 | {cells[0][1]} | {cells[0][2]} |" in report  # the report's words
+            vs = buys["runs"]["bm25"]["vs"]["no-memory"]
+            assert cells[0][5] == f"{vs['mean_diff']:+.3f}, p(Holm) {vs['p_holm']:.4f}"
         table = page.locator("#q-calibration-table tbody tr")
         assert [[c.inner_text() for c in r.locator("th, td").all()] for r in table.all()] == expected_calibration
     page.click("#close-question")

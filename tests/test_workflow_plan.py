@@ -9,7 +9,7 @@ import yaml
 from conftest import REPO
 from membench.config import enabled_datasets, validate_config
 from membench.errors import InputError
-from membench.runs.plan import adapter_runs, full_context_runs, requested_datasets, runs_for
+from membench.runs.plan import adapter_runs, baseline_runs, requested_datasets, runs_for
 
 BUILT_INS = ("bm25", "bm25-upstream", "bm25-time", "bm25-v2", "dense", "hybrid", "substring", "state-aware",
              "action-only")
@@ -79,13 +79,19 @@ def test_requested_datasets(targets, wanted):
     assert requested_datasets(targets, ["lme", "locomo", "procedural"]) == wanted
 
 
-def test_the_full_context_baseline_has_a_name_of_its_own():
-    """qa.full_context answers under the run name `full-context` on each dataset with QA runs; no configured run may
-    take that name."""
+def test_the_qa_baselines_have_names_of_their_own():
+    """qa.full_context / no_memory / oracle answer under the run names `full-context`, `no-memory`, `oracle` on each
+    dataset with QA runs; no configured run may take those names."""
     with pytest.raises(InputError, match=r"field 'adapters.full-context': the run name 'full-context' is the QA "
                                          r"baseline's \(qa.full_context\); name the run otherwise"):
         adapter_runs({"adapters": {"bm25": {}, "full-context": {"adapter": "dense"}}})
+    with pytest.raises(InputError, match=r"the run name 'oracle' is the QA baseline's \(qa.oracle\)"):
+        adapter_runs({"adapters": {"oracle": {"adapter": "dense"}}})
     answered = [("locomo", "bm25"), ("locomo", "dense"), ("lme", "bm25")]
-    assert full_context_runs({"qa": {"full_context": True}}, answered) == [("locomo", "full-context"),
-                                                                         ("lme", "full-context")]
-    assert full_context_runs({"qa": {"full_context": False}}, answered) == []
+    every = {"full_context": True, "no_memory": True, "oracle": True}
+    assert baseline_runs({"qa": every}, answered) == [
+        ("locomo", "full-context"), ("locomo", "no-memory"), ("locomo", "oracle"),
+        ("lme", "full-context"), ("lme", "no-memory"), ("lme", "oracle")]
+    assert baseline_runs({"qa": {**every, "full_context": False}}, answered) == [
+        ("locomo", "no-memory"), ("locomo", "oracle"), ("lme", "no-memory"), ("lme", "oracle")]
+    assert baseline_runs({"qa": dict.fromkeys(every, False)}, answered) == []

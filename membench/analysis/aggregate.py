@@ -121,10 +121,11 @@ def summarize_dataset(dataset: str, loaded: Mapping[str, pd.DataFrame], resample
 
 def compare_dataset(dataset: str, loaded: Mapping[str, pd.DataFrame], baseline: str, resamples: int, seed: int,
                     resampling: Resampling = Resampling(), headline: Sequence[str] = (),
-                    ablation: Sequence[str] = ()) -> pd.DataFrame:
+                    ablation: Sequence[str] = (), family: str | None = None) -> pd.DataFrame:
     """Paired tests of every adapter against `baseline` per split and metric, with Holm's correction over each
     family: per split, the adapters x headline metrics (the report's comparison table) and the adapters x all
-    other metrics; the `ablation` runs form their own two families (ablation-headline, ablation-other)."""
+    other metrics; the `ablation` runs form their own two families (ablation-headline, ablation-other). A
+    `family` name puts every test of a split in one family of that name instead."""
     if baseline not in loaded:
         return pd.DataFrame(columns=SIGNIFICANCE_COLUMNS)
     index = _question_index(loaded.values()).sort_values()  # the order paired tests have always used
@@ -150,10 +151,15 @@ def compare_dataset(dataset: str, loaded: Mapping[str, pd.DataFrame], baseline: 
                                     wins=r["wins"], ties=r["ties"], losses=r["losses"], n=r["n"].astype(int))
     kind = np.char.add(np.where(out.adapter.isin(list(ablation)), "ablation-", ""),
                        np.where(out.metric.isin(list(headline)), "headline", "other"))
-    out["family"] = out.dataset + "/" + out.split + "/" + kind
+    out["family"] = out.dataset + "/" + out.split + "/" + (family if family is not None else kind)
     out["family_size"] = out.groupby("family").p_value.transform(lambda p: int(p.notna().sum()))
     out["p_holm"] = out.groupby("family").p_value.transform(lambda p: pd.Series(holm(p.to_numpy()), p.index))
     return out[SIGNIFICANCE_COLUMNS]
+
+
+def against_baseline(significance: pd.DataFrame) -> pd.DataFrame:
+    """The significance rows against the configured baseline, without the QA references' families (`vs-...`)."""
+    return significance[~significance.family.astype(str).str.rsplit("/", n=1).str[-1].str.startswith("vs-")]
 
 
 def _question_index(frames: Iterable[pd.DataFrame]) -> pd.Index:
@@ -163,10 +169,12 @@ def _question_index(frames: Iterable[pd.DataFrame]) -> pd.Index:
 def aggregate(score_files: Iterable[tuple[str, str, Path]], baseline: str, resamples: int = 10000, seed: int = 0,
               resampling: Mapping[str, Resampling] | None = None,
               headlines: Mapping[str, Sequence[str]] | None = None,
-              ablation: Sequence[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
+              ablation: Sequence[str] = (), references: Sequence[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """score_files: (dataset, adapter, path), several paths per pair allowed (retrieval, extended-pool and QA
     scores carry distinct metric names). `resampling` and `headlines` are per dataset (defaults: question
-    unit; no headline family). Returns (summary, significance)."""
+    unit; no headline family). Every other adapter is also tested against each of the `references` present (the
+    QA baselines, on the metrics they share: the answer figures), one Holm family per reference and split
+    (`vs-<reference>`). Returns (summary, significance)."""
     parts: dict[str, dict[str, list[pd.DataFrame]]] = {}
     for d, a, p in score_files:
         parts.setdefault(d, {}).setdefault(a, []).append(pd.read_parquet(p))
@@ -177,16 +185,22 @@ def aggregate(score_files: Iterable[tuple[str, str, Path]], baseline: str, resam
         summary.append(summarize_dataset(dataset, loaded, resamples, seed, how))
         significance.append(compare_dataset(dataset, loaded, baseline, resamples, seed, how,
                                             (headlines or {}).get(dataset, ()), ablation))
+        for reference in (r for r in references if r in loaded and r != baseline):
+            against = {a: s for a, s in loaded.items() if a == reference or a not in references}
+            significance.append(compare_dataset(dataset, against, reference, resamples, seed, how,
+                                                family=f"vs-{reference}"))
     return (_concat(summary, SUMMARY_COLUMNS), _concat(significance, SIGNIFICANCE_COLUMNS))
 
 
 def aggregate_datasets(score_files: Iterable[tuple[str, str, Path]], questions: Mapping[str, Path],
                        records: Mapping[str, Benchmark], baseline: str, resamples: int, seed: int,
-                       cluster: bool = True, ablation: Sequence[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The workflow's aggregate: each dataset resampled by its own unit, Holm families from its headlines."""
+                       cluster: bool = True, ablation: Sequence[str] = (), references: Sequence[str] = ()
+                       ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The workflow's aggregate: each dataset resampled by its own unit, Holm families from its headlines, the
+    `references` (QA baselines) each a family of its own."""
     resampling = {d: resampling_for(records[d], pd.read_parquet(path), cluster) for d, path in questions.items()}
     headlines = {d: record.headlines for d, record in records.items()}
-    return aggregate(score_files, baseline, resamples, seed, resampling, headlines, ablation)
+    return aggregate(score_files, baseline, resamples, seed, resampling, headlines, ablation, references)
 
 
 def concat_tables(paths: Iterable[str | Path], columns: list[str]) -> pd.DataFrame:

@@ -17,8 +17,10 @@ from typing import Any
 
 import pandas as pd
 
+from membench.analysis.aggregate import against_baseline
 from membench.qa.calibration import calibration_summary
 from membench.report.change import K as CHANGE_K, MEASURES as CHANGE_MEASURES
+from membench.report.headlines import ci_text
 from membench.report.judge_trust import rate_ci
 
 TOP_K = 10  # the top k each system's list shows when a question is opened
@@ -65,8 +67,8 @@ def gold_items(qrels: pd.DataFrame) -> dict[tuple[str, str], set[str]]:
 
 def significance_table(significance: pd.DataFrame, dataset: str, metrics: Sequence[str]) -> dict[str, dict]:
     """run -> metric -> the paired test against the baseline on the whole dataset (Holm-adjusted p)."""
-    rows = significance[(significance.dataset == dataset) & (significance.split == "all")
-                        & significance.metric.isin(metrics)]
+    rows = against_baseline(significance)
+    rows = rows[(rows.dataset == dataset) & (rows.split == "all") & rows.metric.isin(metrics)]
     out: dict[str, dict] = {}
     for r in rows.itertuples():
         out.setdefault(r.adapter, {})[r.metric] = {
@@ -100,7 +102,7 @@ def dataset_payload(name: str, record: Mapping[str, Any], efficiency: Mapping[st
         "default_metric": next((m for m in [(efficiency or {}).get("accuracy_metric")] if m in metrics), metrics[0]),
         **change_payload(record, list(runs)),
         **roles_payload(tables.get("gold_roles"), ids),
-        **qa_payload(qa or {}, probes, ids),
+        **qa_payload(qa or {}, probes, ids, record.get("answers"), record.get("resampling_unit") or "question"),
     }
 
 
@@ -193,8 +195,9 @@ def _session(rows: pd.DataFrame) -> dict[str, Any]:
 
 def qa_answers(frames: Mapping[str, pd.DataFrame], ids: Sequence[str]) -> dict[str, dict[str, list]]:
     """QA'd run (and the full-context baseline) -> per question (in `ids` order) the generated answer, the judge's
-    verdict (true/false, null without one), the row's status (why there is no verdict) and, where the benchmark
-    has it (LoCoMo), the token F1. Null throughout for questions the QA run did not cover (qa.limit)."""
+    verdict (true/false, null without one), the row's status (why there is no verdict), where the benchmark
+    has it (LoCoMo), the token F1, and for a run the share of the gold evidence in its top k. Null throughout for
+    questions the QA run did not cover (qa.limit)."""
     out = {}
     for run, df in frames.items():
         rows = df.drop_duplicates("question_id").set_index("question_id").reindex(list(ids))
@@ -203,6 +206,8 @@ def qa_answers(frames: Mapping[str, pd.DataFrame], ids: Sequence[str]) -> dict[s
                    "status": [_clean(s) for s in rows.status.astype(object)]}
         if "f1" in rows and rows.f1.notna().any():
             columns["f1"] = [None if pd.isna(v) else round(float(v), 4) for v in rows.f1]
+        if "evidence_in_top_k" in rows and rows.evidence_in_top_k.notna().any():  # a run, not a baseline
+            columns["evidence"] = [None if pd.isna(v) else round(float(v), 4) for v in rows.evidence_in_top_k]
         out[run] = columns
     return out
 
@@ -219,12 +224,45 @@ def calibration_rows(probes: pd.DataFrame) -> dict[str, list]:
     return {"header": CALIBRATION_HEADER, "rows": rows}
 
 
-def qa_payload(frames: Mapping[str, pd.DataFrame], probes: pd.DataFrame | None, ids: Sequence[str]) -> dict[str, Any]:
+BUYS_HEADER = ["system", "evidence in top k (retrieval)", "accuracy", "accuracy, evidence in top k",
+               "accuracy, evidence missed"]
+
+
+def buys_rows(answers: Mapping[str, Any], unit: str = "question") -> dict[str, list]:
+    """summary.json's `answers` (membench.report.answers) as the explorer's table, worded as the report words it:
+    retrieval and answer figures in separate columns, then each run's accuracy difference to each baseline with its
+    Holm-adjusted p. `unit`: the dataset's resampling unit (a figure on one unit has no CI)."""
+    refs = list(answers["baselines"])
+
+    def cell(c: Mapping | None) -> str:
+        if not c or c.get("mean") is None:
+            return "—"
+        nan = float("nan")
+        lo, hi = (nan if c.get(k) is None else c[k] for k in ("ci_lo", "ci_hi"))
+        return f"{c['mean']:.4f} {ci_text(lo, hi, unit)} (n={c['n']})"
+
+    def diff(t: Mapping | None) -> str:
+        if not t or t.get("mean_diff") is None:
+            return "—"
+        p = "n/a" if t.get("p_holm") is None else f"{t['p_holm']:.4f}"
+        return f"{t['mean_diff']:+.3f}, p(Holm) {p}"
+
+    rows = [[run, cell(f.get("evidence_in_top_k")), cell(f.get("accuracy")), cell(f.get("accuracy_evidence_in")),
+             cell(f.get("accuracy_evidence_missed"))] + [diff(f["vs"].get(r)) for r in refs]
+            for run, f in answers["runs"].items()]
+    rows += [[r, "—", cell(answers["baselines"][r]["accuracy"]), "—", "—"] + ["—"] * len(refs) for r in refs]
+    return {"header": BUYS_HEADER + [f"accuracy − {r}" for r in refs], "rows": rows}
+
+
+def qa_payload(frames: Mapping[str, pd.DataFrame], probes: pd.DataFrame | None, ids: Sequence[str],
+               answers: Mapping[str, Any] | None = None, unit: str = "question") -> dict[str, Any]:
     """The QA keys of a dataset's payload: none at all when the run answered nothing (QA off), so the page
-    shows what it showed before."""
+    shows what it showed before. `answers`: summary.json's figures of what retrieval buys."""
     out: dict[str, Any] = {}
     if frames:
         out["qa"] = {"runs": list(frames), "answers": qa_answers(frames, ids)}
+        if answers:
+            out["qa"]["buys"] = buys_rows(answers, unit)
     if probes is not None:
         out["calibration"] = calibration_rows(probes)
     return out

@@ -89,6 +89,11 @@ class TurnIndex:
         """The haystack's sessions (their benchmark ids) in haystack order: the whole history."""
         return list(self._lookup(str(haystack_id))[1])
 
+    def session_of(self, haystack_id: str, item: str) -> str | None:
+        """The id of the session holding turn ``item`` of the haystack, or None where it has no such turn."""
+        i = self._lookup(str(haystack_id))[0].get(str(item))
+        return None if i is None else str(self.rows[i]["session_id"])
+
     def excerpt(self, haystack_id: str, item: str, granularity: str, rank: int,
                 expand_rounds: bool) -> Excerpt | None:
         by_item, by_session = self._lookup(str(haystack_id))

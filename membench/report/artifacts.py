@@ -14,7 +14,9 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from membench import __version__
+from membench.analysis.aggregate import against_baseline
 from membench.benchmarks.record import Benchmark
+from membench.report.answers import answers_json
 from membench.report.change import change_json
 from membench.report.headlines import ci_text, json_cell
 from membench.machine.environment import run_environment
@@ -36,14 +38,16 @@ def subset_line(subset: Mapping | None) -> str:
 def summary_json(summary: pd.DataFrame, records: Mapping[str, Benchmark], subset: Mapping | None = None,
                  gold: Mapping[str, dict] | None = None, counts: Mapping[str, dict] | None = None,
                  provenance: Mapping | None = None, environment: Mapping | None = None,
-                 efficiency: Mapping[str, dict] | None = None) -> str:
+                 efficiency: Mapping[str, dict] | None = None, significance: pd.DataFrame | None = None) -> str:
     """Headline metrics with CIs per dataset x adapter x split, as JSON text (first key: `subset`); `gold`
     (dataset -> the `gold` counts of its normalization.json) says how many questions each reason left out of
     retrieval scoring or scored on partial gold; `counts` (dataset -> the `counts` of its normalization.json)
     what the parser found, e.g. LongMemEval's questions that list a session twice. Last come `provenance` (code
     version, data checksums, config: `run_provenance`) and `environment` (`membench.machine.environment.run_environment`),
     what `membench compare` lists beside differing figures. `efficiency` (dataset -> its efficiency.json,
-    `membench.report.efficiency`) comes after the datasets."""
+    `membench.report.efficiency`) comes after the datasets. With `significance`, a dataset answered in QA mode has
+    `answers`: each run's retrieval and answer figures and its tests against the QA baselines
+    (`membench.report.answers`)."""
     top = summary[summary.group_by == "all"]
     out: dict = {"subset": subset_line(subset) or None, "datasets": {}}
     for dataset, record in records.items():
@@ -57,6 +61,9 @@ def summary_json(summary: pd.DataFrame, records: Mapping[str, Benchmark], subset
         change = change_json(summary, dataset)
         if change is not None:  # the measures of change, every k (each over its ability's questions)
             entry["change"] = change
+        answers = answers_json(summary, significance, dataset) if significance is not None else None
+        if answers is not None:
+            entry["answers"] = answers
         out["datasets"][dataset] = entry
     out["efficiency"] = dict(efficiency) if efficiency is not None else None
     out["provenance"] = dict(provenance) if provenance is not None else None
@@ -90,8 +97,8 @@ def latex_table(dataset: str, record: Benchmark, summary: pd.DataFrame, signific
                    & ~summary.adapter.isin(list(leave_out))]
     metrics = [m for m in record.headlines if m in set(rows.metric)]
     adapters = list(dict.fromkeys(rows.adapter))
-    sig = significance[(significance.dataset == dataset) & (significance.split == "all")
-                       & significance.metric.isin(metrics) & significance.adapter.isin(adapters)]
+    sig = against_baseline(significance)
+    sig = sig[(sig.dataset == dataset) & (sig.split == "all") & sig.metric.isin(metrics) & sig.adapter.isin(adapters)]
     marked = {(r.adapter, r.metric) for r in sig.itertuples() if r.p_holm <= 0.05}
     best = {m: rows[rows.metric == m]["mean"].max() for m in metrics}
     n = int(rows.n.max()) if not rows.empty else 0
@@ -175,7 +182,7 @@ def write_artifacts(summary: pd.DataFrame, significance: pd.DataFrame, records: 
     counts = {d: info.get("counts") for d, info in infos.items()}
     efficiency = {(r := json.loads(Path(p).read_text(encoding="utf-8")))["dataset"]: r for p in efficiency_paths}
     atomic_write_text(summary_path, summary_json(summary, records, subset, gold, counts, run_provenance(infos, config),
-                                                 run_environment(manifest_paths), efficiency))
+                                                 run_environment(manifest_paths), efficiency, significance))
     atomic_write_text(headline_path, console_table(summary, records, subset))
     for dataset, record in records.items():
         path = Path(table_paths[dataset])

@@ -6,6 +6,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from membench.analysis.aggregate import against_baseline
 from membench.runs.ablation import ABLATION_RUNS
 from membench.benchmarks.record import Benchmark
 from membench.report.headlines import ci_text, with_ci
@@ -53,7 +54,7 @@ def results_section(dataset: str, record: Benchmark, summary: pd.DataFrame, sign
                         [[mark(a)] + [_cell(rows, a, metric, s) for s in ("tune", "holdout", "all")] for a in adapters],
                         numeric=(1, 2, 3)), ""]
     parts += _group_table(rows, adapters, record.breakdown)
-    sig = significance[significance.dataset == dataset]
+    sig = against_baseline(significance[significance.dataset == dataset])
     parts += _significance_table(sig[~sig.adapter.isin(list(ablation))], heads, baseline)
     parts += _ablation_table(everything, sig, heads, baseline, ablation)
     return "\n".join(parts)

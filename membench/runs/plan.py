@@ -17,6 +17,7 @@ from membench.benchmarks.record import Benchmark
 from membench.benchmarks.registry import of_dataset
 from membench.errors import InputError
 from membench.memory.protocol import is_memory_system
+from membench.qa.baselines import QA_BASELINES
 from membench.runs.needs import Needs
 from membench.runs.registry import facts_base, resolve, run_needs
 
@@ -25,9 +26,10 @@ def adapter_runs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Enabled adapter runs: run name -> {adapter: spec, params: {...}}. None enabled is an error: a run would
     end with an empty report."""
     runs = {}
-    if FULL_CONTEXT in config["adapters"]:
-        raise InputError("config", f"the run name {FULL_CONTEXT!r} is the QA baseline's (qa.full_context); name the "
-                         "run otherwise", field=f"adapters.{FULL_CONTEXT}")
+    for name, key in QA_BASELINES.items():
+        if name in config["adapters"]:
+            raise InputError("config", f"the run name {name!r} is the QA baseline's (qa.{key}); name the run "
+                             "otherwise", field=f"adapters.{name}")
     for name, spec in config["adapters"].items():
         if spec.get("enabled", True):
             runs[name] = {"adapter": spec.get("adapter") or name, "params": dict(spec.get("params") or {})}
@@ -96,7 +98,6 @@ def judged_runs(config: dict[str, Any], runs: list[tuple[str, str]]) -> list[tup
             if of_dataset(config, d).judged and (not chosen or a in chosen)]
 
 
-FULL_CONTEXT = "full-context"  # the full-context QA baseline's run name, which no configured run may take
 
 
 def qa_runs(config: dict[str, Any], runs: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -108,12 +109,11 @@ def qa_runs(config: dict[str, Any], runs: list[tuple[str, str]]) -> list[tuple[s
             if of_dataset(config, d).qa and a in chosen]
 
 
-def full_context_runs(config: dict[str, Any], answered: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """(dataset, full-context) for each dataset with QA runs, when `qa.full_context` puts the upper reference
-    beside them."""
-    if not config["qa"]["full_context"]:
-        return []
-    return [(d, FULL_CONTEXT) for d in dict.fromkeys(d for d, _ in answered)]
+def baseline_runs(config: dict[str, Any], answered: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(dataset, baseline) for each dataset with QA runs and each QA baseline its `qa` section turns on
+    (`full_context`, `no_memory`, `oracle`), answered beside the runs."""
+    names = [name for name, key in QA_BASELINES.items() if config["qa"].get(key)]
+    return [(d, name) for d in dict.fromkeys(d for d, _ in answered) for name in names]
 
 
 SCOPE_JOIN = "+"  # joins dataset names into a scope name; never part of a name (config schema)

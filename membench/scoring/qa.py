@@ -1,4 +1,10 @@
-"""The QA stage's per-question score rows, in the scorer's shape (for the aggregate rule)."""
+"""The QA stage's per-question score rows, in the scorer's shape (for the aggregate rule).
+
+Retrieval and answers side by side, never in one figure: for a run's question with a verdict and gold evidence,
+``qa/evidence-in-top-k`` is 1 when every gold item is in the run's top k (a retrieval figure, over the same
+questions as the accuracy it sits beside), and the verdict is repeated as ``qa/accuracy-evidence-in`` or
+``qa/accuracy-evidence-missed`` by that condition, so each gets its own mean, CI and n in the aggregate.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,12 @@ import pandas as pd
 
 from membench.scoring.tables import frame, rows_for
 
-__all__ = ["qa_rows"]
+__all__ = ["qa_rows", "EVIDENCE_IN", "ACCURACY_EVIDENCE_IN", "ACCURACY_EVIDENCE_MISSED", "BY_EVIDENCE"]
+
+EVIDENCE_IN = "qa/evidence-in-top-k"
+ACCURACY_EVIDENCE_IN = "qa/accuracy-evidence-in"
+ACCURACY_EVIDENCE_MISSED = "qa/accuracy-evidence-missed"
+BY_EVIDENCE = (EVIDENCE_IN, ACCURACY_EVIDENCE_IN, ACCURACY_EVIDENCE_MISSED)
 
 
 def qa_rows(qa: pd.DataFrame, questions: pd.DataFrame, judge_metrics: Mapping[str, str] | None = None,
@@ -33,6 +44,7 @@ def qa_rows(qa: pd.DataFrame, questions: pd.DataFrame, judge_metrics: Mapping[st
                 rows += rows_for(q, {"qa/accuracy": float("nan")}, str(r.get("status") or "failed"))
         else:
             rows += rows_for(q, {"qa/accuracy": 1.0 if bool(correct) else 0.0}, None)
+            rows += _by_evidence(q, bool(correct), r.get("evidence_in_top_k"))
         for metric, column in judge_metrics.items():
             value = r.get(column)
             if r.get("judge_status") != "ok":
@@ -49,3 +61,12 @@ def qa_rows(qa: pd.DataFrame, questions: pd.DataFrame, judge_metrics: Mapping[st
         else:
             rows += rows_for(q, {"qa/f1": float("nan")}, str(r.get("status") or "failed"))
     return frame(rows)
+
+
+def _by_evidence(question: dict, correct: bool, share) -> list[dict]:
+    """The evidence figure and the verdict under its condition, for a question whose share is known."""
+    if share is None or pd.isna(share):
+        return []
+    found = float(share) >= 1.0
+    condition = ACCURACY_EVIDENCE_IN if found else ACCURACY_EVIDENCE_MISSED
+    return rows_for(question, {EVIDENCE_IN: 1.0 if found else 0.0, condition: 1.0 if correct else 0.0}, None)

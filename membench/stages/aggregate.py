@@ -8,6 +8,7 @@ from pathlib import Path
 from membench.analysis.aggregate import aggregate_datasets
 from membench.io import atomic_write_parquet
 from membench.jobs.job import Job
+from membench.qa.baselines import QA_BASELINES
 
 
 def rule_aggregate(job: Job) -> None:
@@ -15,6 +16,7 @@ def rule_aggregate(job: Job) -> None:
     p, dataset = job.params, job.wildcards.dataset
     files = [(d, a, Path(f)) for (d, a), f in zip(p.score_keys, job.input.scores)]
     summary, significance = aggregate_datasets(files, {dataset: job.input.path("questions")}, {dataset: job.benchmark},
-                                               p.baseline, p.resamples, p.seed, p.cluster, p.ablation)
+                                               p.baseline, p.resamples, p.seed, p.cluster, p.ablation,
+                                               references=list(QA_BASELINES))
     atomic_write_parquet(summary, job.output.path("summary"))
     atomic_write_parquet(significance, job.output.path("significance"))

@@ -12,9 +12,11 @@ LoCoMo category 5 is decided by upstream's rule, without a call), computes LoCoM
   erratum (the gold-label erratum applied, if any), correct_upstream / f1_upstream (the same against the
   benchmark's own answer, before errata), prompts (the answer and verdict prompt versions, and the benchmark's
   own judge's), judge_status / judge_detail and one column per metric of the benchmark's own judge, where it has one
-  (below);
-- the per-question score rows (``qa/accuracy``, ``qa/f1``, the own judge's ``qa/...`` metrics) in the scorer's
-  shape, for the aggregate rule;
+  (below), evidence_in_top_k (the share of the question's gold items in the run's top k at the QA granularity; NaN
+  for a baseline or a question without gold);
+- the per-question score rows (``qa/accuracy``, ``qa/f1``, the own judge's ``qa/...`` metrics, and accuracy split
+  by whether the evidence was in the top k: :mod:`membench.scoring.qa`) in the scorer's shape, for the aggregate
+  rule;
 - a cost JSON (meter stages ``qa-answer``, ``qa-verdict`` and ``qa-judge``; the own judge's aggregate figures as
   its upstream reports them under ``judge_summary``).
 
@@ -56,6 +58,8 @@ from membench.errors import InputError
 from membench.io import atomic_write_parquet
 from membench.llm.prompts import load_prompt
 from membench.llm.replies import parse_text
+from membench.qa.baselines import FULL_CONTEXT, baseline_items
+from membench.qa.evidence import evidence_share, gold_items
 from membench.qa.answer import TurnIndex, answer_messages, question_text, render_context, resolve_choice
 from membench.qa.judging import EXCLUDED, fold_verdicts, upstream_gold, verdict_jobs
 from membench.qa.own_judge import fold_judged, metric_columns, run_judge
@@ -73,7 +77,8 @@ QA_COLUMNS = {"question_id": "string", "split": "string", "question_type": "stri
               "status": "string", "answer_status": "string", "verdict_status": "string", "verdict_by": "string",
               "n_context": "int64", "answer_model": "string", "verdict_model": "string", "error": "string",
               "rubric": "string", "verdicts": "string", "erratum": "string", "correct_upstream": "boolean",
-              "f1_upstream": "float64", "prompts": "string", "judge_status": "string", "judge_detail": "string"}
+              "f1_upstream": "float64", "prompts": "string", "judge_status": "string", "judge_detail": "string",
+              "evidence_in_top_k": "float64"}
 
 
 def select_questions(questions: pd.DataFrame, opts: Mapping[str, Any]) -> pd.DataFrame:
@@ -98,15 +103,16 @@ def check_qa(record: Benchmark, path: Path, what: str = "answer-mode QA") -> Non
 
 def run(record: Benchmark, tables: Path | Mapping[str, Path], run_path: Path | None, out_path: Path, scores_path: Path | None,
         config: Mapping[str, Any], cache_path: Path, cost_path: Path | None = None, *, dataset: str | None = None,
-        adapter: str | None = None, progress: bool = True, base_dir: Path | None = None,
+        adapter: str | None = None, progress: bool = True, base_dir: Path | None = None, baseline: str | None = None,
         **client_overrides) -> pd.DataFrame:
     """Answer, judge and score the questions of a dataset from the run at ``run_path``; ``tables`` holds the
-    paths of its questions, turns and haystacks tables, or is its folder (see
-    :func:`~membench.datasets.tables.dataset_files`). ``run_path`` None: the full-context baseline, every session
-    of the question's haystack in date order (as LongMemEval's and LoCoMo's papers report it), cut only at
+    paths of its questions, turns, haystacks and qrels tables, or is its folder (see
+    :func:`~membench.datasets.tables.dataset_files`). Each row notes the share of the question's gold items in the
+    run's top k (``evidence_in_top_k``, :mod:`membench.qa.evidence`). ``run_path`` None: the QA ``baseline``
+    (:mod:`membench.qa.baselines`; default the full-context one), whole sessions in date order, cut only at
     ``qa.full_context_max_chars``."""
     files = dataset_files(tables)
-    questions_path, turns_path, haystacks_path = needed(files, "questions", "turns", "haystacks")
+    questions_path, turns_path, haystacks_path, qrels_path = needed(files, "questions", "turns", "haystacks", "qrels")
     check_qa(record, questions_path)
     judge = record.qa.judge
     columns = {**QA_COLUMNS, **dict.fromkeys(metric_columns(judge).values(), "float64")}
@@ -121,11 +127,15 @@ def run(record: Benchmark, tables: Path | Mapping[str, Path], run_path: Path | N
     chosen = select_questions(questions, opts)
     index = TurnIndex(pd.read_parquet(turns_path), pd.read_parquet(haystacks_path))
     max_chars = opts["max_context_chars"]
-    if run_path is None:  # the full-context baseline: the whole history, by session
+    qrels = pd.read_parquet(qrels_path)
+    if run_path is None:  # a baseline: its own sessions, whole
         granularity, expand, k, max_chars = "session", False, None, opts["full_context_max_chars"]
-        top = {q["question_id"]: index.session_ids(q["haystack_id"]) for q in chosen.to_dict("records")}
+        top = baseline_items(baseline or FULL_CONTEXT, chosen.to_dict("records"), index, qrels)
+        evidence = {}
     else:
         top = ranked_top(run_path, granularity, k)
+        gold = gold_items(qrels, granularity)
+        evidence = {qid: evidence_share(top.get(qid, []), gold.get(qid)) for qid in chosen.question_id}
 
     answer_prompt = load_prompt("answer", config, base_dir)
     verdict_prompt = load_prompt("verdict", config, base_dir)
@@ -159,7 +169,8 @@ def run(record: Benchmark, tables: Path | Mapping[str, Path], run_path: Path | N
              "n_context": n, "answer_model": None, "verdict_model": None, "error": None, "rubric": None,
              "verdicts": None, "erratum": q.get("erratum"), "correct_upstream": pd.NA, "f1_upstream": np.nan,
              "prompts": " ".join([answer_prompt.version, verdict_prompt.version, *([judge.name] if judge else [])]),
-             "judge_status": None, "judge_detail": None, **dict.fromkeys(metric_columns(judge).values(), np.nan)}
+             "judge_status": None, "judge_detail": None, "evidence_in_top_k": evidence.get(q["question_id"], np.nan),
+             **dict.fromkeys(metric_columns(judge).values(), np.nan)}
             for q, n in zip(records, n_context)]
     judge_for = judge.prepare({name: pd.read_parquet(path) for name, path in zip(judge.tables, needed(
         files, *judge.tables))}, opts["judge_options"]) if judge else None

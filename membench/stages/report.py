@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from membench.jobs.job import Job
+from membench.report.answers import answers_section
 from membench.report.build import ReportInputs, build_report
 from membench.report.efficiency import efficiency_section
 from membench.report.evidence_errata import EvidenceErrataFiles
@@ -30,13 +31,14 @@ def rule_report(job: Job) -> None:
     applied = dict(zip(p.errata_datasets, i.paths("evidence_errata")))
     published = dict(zip([r for r in runs if r[0] in applied], i.paths("published_scores")))
     scores = dict(zip(runs, i.paths("scores")))
-    summary = pd.read_parquet(i.summary)
+    summary, significance = pd.read_parquet(i.summary), pd.read_parquet(i.significance)
     headlines = {d: record.headlines for d, record in job.benchmarks.items()}
     inputs = ReportInputs(
         datasets=dict(job.benchmarks), summary=summary,
-        significance=pd.read_parquet(i.significance), runs=runs, baseline=p.baseline,
+        significance=significance, runs=runs, baseline=p.baseline,
         config=dict(p.config), bench_dir=Path("benchmarks"),
-        extra_sections=["## Model-call stages\n\n" + models, memory_section(metas, summary, headlines),
+        extra_sections=["## Model-call stages\n\n" + models, answers_section(summary, significance, datasets),
+                        memory_section(metas, summary, headlines),
                         efficiency_section({(r := json.loads(Path(f).read_text(encoding="utf-8")))["dataset"]: r
                                             for f in i.paths("efficiency")})],
         metas=metas, normalization=dict(zip(datasets, i.paths("normalization"))),

@@ -9,8 +9,8 @@ from membench.benchmarks.registry import of_dataset
 from membench.config import absolute_paths, enabled_datasets, is_local, subset_workdir, validate_config
 from membench.logs import one_line_errors
 from membench.jobs.provenance import script_version
-from membench.runs.plan import (SCOPE_JOIN, adapter_runs, facts_source, full_context_runs, judged_runs,
-                                needs_of_runs, qa_runs, requested_datasets, runs_for)
+from membench.runs.plan import (SCOPE_JOIN, QA_BASELINES, adapter_runs, baseline_runs, facts_source,
+                                judged_runs, needs_of_runs, qa_runs, requested_datasets, runs_for)
 
 with one_line_errors():  # a bad config ends the run with its one-line message, before anything is written
     validate_config(config)
@@ -133,8 +133,8 @@ from membench.runs.registry import adapter_source_files, adapter_version
 
 JUDGED = judged_runs(config, RUNS)
 ANSWERED = qa_runs(config, RUNS)
-# The full-context baseline, answered beside the runs on every dataset with QA (qa.full_context).
-ANSWERED_IN_FULL = full_context_runs(config, ANSWERED)
+# The QA baselines (full-context, no-memory, oracle), answered beside the runs on every dataset with QA.
+QA_BASELINE_RUNS = baseline_runs(config, ANSWERED)
 CALIBRATED = sorted({d for d, _ in ANSWERED}) if config["qa"]["judge_calibration"]["enabled"] else []
 EMBEDDINGS = config["embeddings_dir"]
 LLM_CACHE = config["llm_cache"]
@@ -142,6 +142,7 @@ LLM_CACHE = config["llm_cache"]
 
 wildcard_constraints:
     run="|".join(re.escape(a) for a in ADAPTERS) or "NO_ADAPTER",
+    baseline="|".join(re.escape(b) for b in QA_BASELINES),
     shard=r"\d+",
     part=r"\d+",
 
@@ -261,13 +262,13 @@ def score_files(wildcards=None):
     return (
         run_files("results/{dataset}/scores/{run}.parquet")
         + [f"results/{d}/scores/{a}.extended.parquet" for d, a in JUDGED]
-        + [f"results/{d}/qa/{a}.scores.parquet" for d, a in ANSWERED + ANSWERED_IN_FULL]
+        + [f"results/{d}/qa/{a}.scores.parquet" for d, a in ANSWERED + QA_BASELINE_RUNS]
     )
 
 
 def score_keys():
     """(dataset, adapter) of each file in score_files(), in the same order."""
-    return RUNS + JUDGED + ANSWERED + ANSWERED_IN_FULL
+    return RUNS + JUDGED + ANSWERED + QA_BASELINE_RUNS
 
 
 def dataset_score_files(wildcards):
@@ -289,7 +290,7 @@ def cost_files():
     return (
         [f"results/{d}/costs/facts.json" for d in DATASETS if facts_source(config, d) == "llm"]
         + [f"results/{d}/costs/judge-{a}.json" for d, a in JUDGED]
-        + [f"results/{d}/costs/qa-{a}.json" for d, a in ANSWERED + ANSWERED_IN_FULL]
+        + [f"results/{d}/costs/qa-{a}.json" for d, a in ANSWERED + QA_BASELINE_RUNS]
         + [f"results/{d}/costs/qa-calibration.json" for d in CALIBRATED]
         + memory_cost_files()
     )

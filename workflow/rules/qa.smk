@@ -1,6 +1,6 @@
-# Answer mode: answer each question from a run's top k, judge the answer against the gold answer (and by the
-# benchmark's own judge, where it has one: it may read more tables, `judge_tables`); calibrate the judge on probes
-# of known correctness built from the gold data.
+# Answer mode: answer each question from a run's top k (noting whether its gold evidence is there), judge the
+# answer against the gold answer (and by the benchmark's own judge, where it has one: it may read more tables,
+# `judge_tables`); calibrate the judge on probes of known correctness built from the gold data.
 
 
 rule qa:
@@ -10,6 +10,7 @@ rule qa:
         questions="results/{dataset}/questions.parquet",
         turns="results/{dataset}/turns.parquet",
         haystacks="results/{dataset}/haystacks.parquet",
+        qrels="results/{dataset}/qrels.parquet",
     output:
         qa="results/{dataset}/qa/{run}.parquet",
         scores="results/{dataset}/qa/{run}.scores.parquet",
@@ -31,32 +32,34 @@ rule qa:
         "../../scripts/qa.py"
 
 
-# The upper reference: each question answered from its whole history (qa.full_context).
-rule qa_full_context:
+# The references a run's answers are read against (qa.full_context, qa.no_memory, qa.oracle): each question
+# answered from its whole history, from nothing, and from only the sessions that hold its gold evidence.
+rule qa_baseline:
     input:
         unpack(judge_tables),
         questions="results/{dataset}/questions.parquet",
         turns="results/{dataset}/turns.parquet",
         haystacks="results/{dataset}/haystacks.parquet",
+        qrels="results/{dataset}/qrels.parquet",
     output:
-        qa="results/{dataset}/qa/full-context.parquet",
-        scores="results/{dataset}/qa/full-context.scores.parquet",
-        cost="results/{dataset}/costs/qa-full-context.json",
+        qa="results/{dataset}/qa/{baseline}.parquet",
+        scores="results/{dataset}/qa/{baseline}.scores.parquet",
+        cost="results/{dataset}/costs/qa-{baseline}.json",
     params:
         kind=lambda w: dataset_spec(w)["kind"],
         config=lambda w: {k: config[k] for k in ("llm", "qa")},
         cache=LLM_CACHE,
-        code=script_version("scripts/qa_full_context.py"),
+        code=script_version("scripts/qa_baseline.py"),
     resources:
         llm=1,
     log:
-        "logs/qa/{dataset}/full-context.log",
+        "logs/qa/{dataset}/{baseline}.log",
     benchmark:
-        "benchmarks/qa/{dataset}/full-context.tsv"
+        "benchmarks/qa/{dataset}/{baseline}.tsv"
     conda:
         ENV
     script:
-        "../../scripts/qa_full_context.py"
+        "../../scripts/qa_baseline.py"
 
 
 rule qa_calibration:

@@ -381,15 +381,28 @@
     const qa = d.qa, runs = qa ? qa.runs.filter((r) => qa.answers[r].status[i] != null) : [];
     $("q-qa").hidden = !runs.length;
     if (!runs.length) return;
-    const f1 = runs.some((r) => qa.answers[r].f1);
-    $("q-answers").tHead.rows[0].innerHTML = `<th scope="col">System</th><th scope="col">Answer</th>` +
+    const f1 = runs.some((r) => qa.answers[r].f1), ev = runs.some((r) => qa.answers[r].evidence);
+    $("q-answers").tHead.rows[0].innerHTML = `<th scope="col">System</th>` +
+      `${ev ? '<th scope="col">Gold evidence in its top k</th>' : ""}<th scope="col">Answer</th>` +
       `<th scope="col">Verdict</th>${f1 ? '<th scope="col">Token F1</th>' : ""}`;
     $("q-answers").tBodies[0].innerHTML = runs.map((r) => {
       const a = qa.answers[r];
-      return `<tr data-run="${esc(r)}"><th scope="row">${esc(r)}</th><td data-field="answer">${esc(a.answer[i])}</td>` +
+      return `<tr data-run="${esc(r)}"><th scope="row">${esc(r)}</th>` +
+        (ev ? `<td data-field="evidence">${evidenceText(a.evidence)}</td>` : "") +
+        `<td data-field="answer">${esc(a.answer[i])}</td>` +
         `<td data-field="verdict">${verdictText(a.correct[i], a.status[i])}</td>` +
         (f1 ? `<td class="num" data-field="f1">${a.f1 ? num(a.f1[i], 4) : "—"}</td>` : "") + "</tr>";
     }).join("");
+    function evidenceText(shares) {  // a baseline has none; a run: all, none, or the share found
+      const v = shares ? shares[i] : null;
+      return v == null ? "—" : v >= 1 ? "✓ all" : v === 0 ? "✗ none" : `${num(v * 100, 0)}% of it`;
+    }
+    $("q-buys").hidden = !qa.buys;
+    if (qa.buys) {
+      $("q-buys-table").tHead.innerHTML = "<tr>" + qa.buys.header.map((h) => `<th scope="col">${esc(h)}</th>`).join("") + "</tr>";
+      $("q-buys-table").tBodies[0].innerHTML = qa.buys.rows.map((row) => `<tr data-run="${esc(row[0])}"><th scope="row">` +
+        `${esc(row[0])}</th>` + row.slice(1).map((c) => `<td>${esc(c)}</td>`).join("") + "</tr>").join("");
+    }
     const cal = d.calibration;
     $("q-calibration-note").textContent = cal ? `The judge on probes of known correctness (${d.name}): false-accept ` +
       "= wrong answers it accepted, false-reject = right answers it rejected; 95% Wilson intervals (count/probes)." :
