@@ -189,6 +189,10 @@ def test_the_leaderboard_draws_each_systems_ci_on_one_axis_with_the_baseline_mar
     for dataset, record in summary["datasets"].items():
         metric = record["headline_metrics"][0]
         goto(page, url(workflow, f"#ds={dataset}&metric={metric}"), "#board-chart-svg svg")
+        page.wait_for_function(  # this dataset's chart, not the one drawn before it
+            "runs => { const drawn = new Set([...document.querySelectorAll('#board-chart-svg svg g.interval')]"
+            ".map((g) => g.dataset.run)); return drawn.size === runs.length && runs.every((r) => drawn.has(r)); }",
+            arg=list(record["adapters"]))
         svg = page.locator("#board-chart-svg svg")
         intervals = {g.get_attribute("data-run"): g for g in svg.locator("g.interval").all()}
         assert set(intervals) == set(record["adapters"]) and svg.locator("g.interval").count() == len(intervals)

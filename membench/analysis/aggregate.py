@@ -158,7 +158,10 @@ def compare_dataset(dataset: str, loaded: Mapping[str, pd.DataFrame], baseline: 
 
 
 def against_baseline(significance: pd.DataFrame) -> pd.DataFrame:
-    """The significance rows against the configured baseline, without the QA references' families (`vs-...`)."""
+    """The significance rows against the configured baseline, without the QA references' families (`vs-...`); a
+    table without families (written by hand, or before them) has only those rows."""
+    if "family" not in significance:
+        return significance
     return significance[~significance.family.astype(str).str.rsplit("/", n=1).str[-1].str.startswith("vs-")]
 
 
