@@ -29,7 +29,7 @@ from typing import Any
 from membench.dates import format_date
 from membench.io import atomic_path
 from membench.llm.prompts import Prompt
-from membench.llm.replies import MalformedReply, json_object_parser
+from membench.llm.replies import MalformedReply, json_object_parser, wants_json
 from membench.sessions.reader import read_events
 from membench.sessions.view import Event, turn_text
 
@@ -123,9 +123,14 @@ def _check_facts(obj: dict) -> None:
         _as_turns(item.get("turns"), i)
 
 
+FACTS_SCHEMA = {"type": "object", "required": ["facts"], "properties": {"facts": {"type": "array", "items": {
+    "type": "object", "required": ["fact", "turns"],
+    "properties": {"fact": {"type": "string"}, "turns": {"type": "array", "items": {"type": "integer"}}}}}}}
+
+
 def facts_parser():
     """The ``parse`` callable for fact replies: returns ``[(fact text, [turn numbers]), ...]``."""
-    check = json_object_parser({"facts": list}, check=_check_facts)
+    check = json_object_parser({"facts": list}, check=_check_facts, schema=FACTS_SCHEMA)
 
     def parse(text: str) -> list[tuple[str, list[int]]]:
         obj = check(text)
@@ -137,7 +142,7 @@ def facts_parser():
                 out.append((" ".join(item["fact"].split()), _as_turns(item.get("turns"), i)))
         return out
 
-    return parse
+    return wants_json(parse, check)
 
 
 def fact_records(session: SessionText, facts: Iterable[tuple[str, Sequence[int]]], source: str,

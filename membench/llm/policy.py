@@ -43,6 +43,8 @@ class CallPolicy:
     * ``retry_failed``: ask again a request whose last cached outcome is a failure (else serve the failure).
     * ``max_failed_share``: a stage whose failed calls exceed this share of its calls fails.
     * ``count_prior_spend``: paid calls already in the cache count against the budget.
+    * ``json_mode``: a request whose parser wants a JSON object asks for one with its keys (`response_format:
+      json_object` with a schema, which a llama.cpp server turns into a grammar); on for `llm.provider: local`.
     """
 
     concurrency: int = 4
@@ -56,6 +58,7 @@ class CallPolicy:
     retry_failed: bool = True
     max_failed_share: float = 0.02
     count_prior_spend: bool = True
+    json_mode: bool = False
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["MalformedReply", "parse_json_object", "json_object_parser", "parse_text", "parse_reply"]
+__all__ = ["MalformedReply", "parse_json_object", "json_object_parser", "wants_json", "parse_text", "parse_reply"]
 
 _FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n?(.*?)```", re.DOTALL)
 
@@ -106,11 +106,13 @@ def parse_json_object(text: str | None,
 
 
 def json_object_parser(required_keys: Iterable[str] | Mapping[str, Any] = (),
-                       check: Callable[[dict], None] | None = None) -> Callable[[str], dict]:
+                       check: Callable[[dict], None] | None = None, schema: dict | None = None) -> Callable[[str], dict]:
     """A ``parse`` callable for :meth:`LLMClient.complete_many`.
 
     ``check(obj)`` may raise :class:`MalformedReply` (or ``ValueError``) for further validation, e.g. a
-    score range: ``json_object_parser({"score": int}, check=lambda o: ...)``.
+    score range: ``json_object_parser({"score": int}, check=lambda o: ...)``. The callable carries ``json_schema``
+    (``schema``, else one built from the keys and their types), which a client in JSON mode asks the server to hold
+    its decoding to; a parser that wraps this one passes it on (:func:`wants_json`).
     """
     keys = dict(required_keys) if isinstance(required_keys, Mapping) else tuple(required_keys)
 
@@ -125,7 +127,25 @@ def json_object_parser(required_keys: Iterable[str] | Mapping[str, Any] = (),
                 raise MalformedReply(str(exc), text) from exc
         return obj
 
+    parse.json_schema = schema or _schema(keys)  # what a client in JSON mode asks the server for
     return parse
+
+
+def wants_json(parse: Callable[[str], Any], like: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``parse``, marked as wanting the JSON object ``like`` (a :func:`json_object_parser`) wants."""
+    parse.json_schema = like.json_schema
+    return parse
+
+
+_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object",
+               (int, float): "number"}
+
+
+def _schema(keys: Mapping[str, Any] | tuple) -> dict:
+    """A JSON schema for an object with the required ``keys`` (typed where a type maps to a JSON one)."""
+    props = {k: ({"type": _JSON_TYPES[t]} if isinstance(keys, Mapping) and t in _JSON_TYPES else {})
+             for k, t in (keys.items() if isinstance(keys, Mapping) else ((k, None) for k in keys))}
+    return {"type": "object", "properties": props, "required": list(props)}
 
 
 def parse_text(text: str | None) -> str:

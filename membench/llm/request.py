@@ -119,6 +119,9 @@ class RequestRunner:
             tags: Mapping[str, Any] | None = None) -> Reply:
         """One request, cache first. Raises :class:`Stopped` when a stop came before anything was asked, and lets
         BudgetExceeded and LLMConfigError through."""
+        schema = getattr(parse, "json_schema", None)
+        if self.policy.json_mode and schema is not None and "response_format" not in params:  # decoding held to it
+            params = {**params, "response_format": {"type": "json_object", "schema": schema}}
         request = canonical_request(self.model, messages, params, tags)
         key = make_key(self.model, messages, params, tags)
         self.meter.record_request(stage)

@@ -13,6 +13,7 @@ from membench.config import config_section, section_keys
 from membench.errors import InputError
 from membench.llm.cache import CallCache
 from membench.llm.client import ENV_MODEL, LLMClient
+from membench.llm.local_server import LOCAL_MODEL, local_base_url
 from membench.llm.policy import CallPolicy
 from membench.llm.pricing import CostMeter
 from membench.llm.transport import ENV_BASE_URL
@@ -55,6 +56,10 @@ def from_config(cfg: Mapping[str, Any], cache_path: str | os.PathLike, stage: st
         raise InputError(config_path, f"no model: set llm.model or ${ENV_MODEL}", field="llm.model")
     base_url = env.get(ENV_BASE_URL) or section["base_url"] or None
     prices, budget = section["prices"], section["budget_usd"]
+    if section["provider"] == "local":  # membench's own llama.cpp server (membench.llm.local_server)
+        model, base_url = LOCAL_MODEL, local_base_url(section["local"])
+        prices = {LOCAL_MODEL: {"input_per_1m": 0.0, "output_per_1m": 0.0}, **prices}
+        overrides.setdefault("json_mode", True)
     if meter is None:
         try:
             meter = CostMeter(prices, budget, api_url=base_url)  # llm.prices first, then genai-prices' table

@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from membench.llm.prompts import Prompt
-from membench.llm.replies import MalformedReply, json_object_parser
+from membench.llm.replies import MalformedReply, json_object_parser, wants_json
 
 __all__ = ["JUDGMENT_COLUMNS", "unlabelled_pairs", "trajectory_texts", "grade_parser", "grade_messages"]
 
@@ -92,7 +92,7 @@ def grade_parser():
         obj = check(text)
         return float(obj["score"]), " ".join(str(obj.get("reason") or "").split())
 
-    return parse
+    return wants_json(parse, check)
 
 
 def grade_messages(prompt: Prompt, query: str, trajectory: str) -> list[dict[str, Any]]:

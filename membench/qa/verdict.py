@@ -41,7 +41,7 @@ from membench.benchmarks.record import Benchmark
 from membench.benchmarks.rubrics import GENERIC, UNANSWERABLE as UNANSWERABLE_RULE
 from membench.io import sha256_text
 from membench.llm.prompts import Prompt
-from membench.llm.replies import json_object_parser
+from membench.llm.replies import json_object_parser, wants_json
 
 __all__ = ["RULES", "RULE_RUBRIC", "UNANSWERABLE", "verdict_type", "rules_for", "rubric_version", "verdict_messages",
            "verdict_request", "verdict_parser", "verdict_by_rule", "gold_for", "uses_rule"]
@@ -117,4 +117,4 @@ def verdict_parser():
     def parse(text: str) -> bool:
         return bool(check(text)["correct"])
 
-    return parse
+    return wants_json(parse, check)
