@@ -50,3 +50,10 @@ def coverage(questions: Iterable[Mapping[str, Any]], reasons: Iterable[str]) -> 
     count = {name: issues.count(name) for name in names}
     return {"left_out": {n: count[n] for n in names if n not in PARTIAL},
             "partial": {n: count[n] for n in names if n in PARTIAL}}
+
+
+def relevant_items(qrels: pd.DataFrame) -> dict[tuple[str, str], set[str]]:
+    """(question id, granularity) -> its relevant item ids (relevance > 0): the gold the explorer marks and answer
+    mode looks for in a run's top k."""
+    rel = qrels[qrels.relevance > 0]
+    return {(q, g): set(rows.item_id) for (q, g), rows in rel.groupby(["question_id", "granularity"])}

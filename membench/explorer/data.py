@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from membench.analysis.aggregate import against_baseline
+from membench.datasets.gold import relevant_items
 from membench.qa.calibration import calibration_summary
 from membench.report.change import K as CHANGE_K, MEASURES as CHANGE_MEASURES
 from membench.report.headlines import ci_text
@@ -59,12 +60,6 @@ def _top(ranked: pd.DataFrame, gold: Mapping[tuple[str, str], set[str]], ids: Se
     return out
 
 
-def gold_items(qrels: pd.DataFrame) -> dict[tuple[str, str], set[str]]:
-    """(question, granularity) -> its relevant item ids."""
-    rel = qrels[qrels.relevance > 0]
-    return {(q, g): set(rows.item_id) for (q, g), rows in rel.groupby(["question_id", "granularity"])}
-
-
 def significance_table(significance: pd.DataFrame, dataset: str, metrics: Sequence[str]) -> dict[str, dict]:
     """run -> metric -> the paired test against the baseline on the whole dataset (Holm-adjusted p)."""
     rows = against_baseline(significance)
@@ -86,7 +81,7 @@ def dataset_payload(name: str, record: Mapping[str, Any], efficiency: Mapping[st
     `probes`: the judge's calibration probes."""
     metrics = list(record["headline_metrics"])
     questions = _questions(tables["questions"])
-    ids, gold = questions["id"], gold_items(tables["qrels"])
+    ids, gold = questions["id"], relevant_items(tables["qrels"])
     grans = sorted({g for _, g in gold})
     return {
         "name": name, "kind": record["kind"], "unit": record.get("resampling_unit", "question"),

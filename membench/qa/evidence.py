@@ -1,11 +1,11 @@
 """Where a question's gold evidence lies, for answer mode: whether a run's top k holds it, and which sessions hold it.
 
-These tie retrieval to answers without mixing them: the qa stage records, per question, the share of its gold
-items (qrels with relevance > 0 at the granularity QA reads) that the run's top k contains, so accuracy can be
-split by "evidence in the top k" (every gold item there) and "evidence missed" (at least one not there); and the
-`oracle` baseline answers from exactly the sessions holding a gold item (at any granularity the qrels name: a gold
-turn stands for its session), in haystack order. A question without gold has no share (NaN) and an empty oracle
-context.
+These tie retrieval to answers without mixing them: the qa stage records, per question, the share of its gold items
+(:func:`membench.datasets.gold.relevant_items` at the granularity QA reads) that the run's top k contains, so
+accuracy can be split by "evidence in the top k" (every gold item there) and "evidence missed" (at least one not
+there); and the `oracle` baseline answers from exactly the sessions holding a gold item (at any granularity the
+qrels name: a gold turn stands for its session), in haystack order. A question without gold has no share (NaN) and
+an empty oracle context.
 """
 
 from __future__ import annotations
@@ -16,16 +16,7 @@ import pandas as pd
 
 from membench.qa.answer import TurnIndex
 
-__all__ = ["gold_items", "evidence_share", "evidence_sessions"]
-
-
-def gold_items(qrels: pd.DataFrame, granularity: str) -> dict[str, set[str]]:
-    """question id -> its gold item ids (relevance > 0) at ``granularity``."""
-    part = qrels[(qrels.granularity == granularity) & (qrels.relevance > 0)]
-    out: dict[str, set[str]] = {}
-    for qid, item in zip(part.question_id.astype(str), part.item_id.astype(str)):
-        out.setdefault(qid, set()).add(item)
-    return out
+__all__ = ["evidence_share", "evidence_sessions"]
 
 
 def evidence_share(top: Iterable[str], gold: set[str] | None) -> float:

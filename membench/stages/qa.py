@@ -53,13 +53,14 @@ import pandas as pd
 from membench.config import config_section
 from membench.benchmarks.record import Benchmark
 from membench.benchmarks.registry import supporting
+from membench.datasets.gold import relevant_items
 from membench.datasets.tables import dataset_files, needed
 from membench.errors import InputError
 from membench.io import atomic_write_parquet
 from membench.llm.prompts import load_prompt
 from membench.llm.replies import parse_text
 from membench.qa.baselines import FULL_CONTEXT, baseline_items
-from membench.qa.evidence import evidence_share, gold_items
+from membench.qa.evidence import evidence_share
 from membench.qa.answer import TurnIndex, answer_messages, question_text, render_context, resolve_choice
 from membench.qa.judging import EXCLUDED, fold_verdicts, upstream_gold, verdict_jobs
 from membench.qa.own_judge import fold_judged, metric_columns, run_judge
@@ -134,8 +135,8 @@ def run(record: Benchmark, tables: Path | Mapping[str, Path], run_path: Path | N
         evidence = {}
     else:
         top = ranked_top(run_path, granularity, k)
-        gold = gold_items(qrels, granularity)
-        evidence = {qid: evidence_share(top.get(qid, []), gold.get(qid)) for qid in chosen.question_id}
+        gold = relevant_items(qrels)
+        evidence = {qid: evidence_share(top.get(qid, []), gold.get((qid, granularity))) for qid in chosen.question_id}
 
     answer_prompt = load_prompt("answer", config, base_dir)
     verdict_prompt = load_prompt("verdict", config, base_dir)
