@@ -498,3 +498,20 @@ def test_fake_server_runs_as_a_separate_process(tmp_path):
         proc.terminate()
         proc.wait(timeout=10)
     assert proc.returncode == 0
+
+
+def test_json_mode_speaks_the_llama_cpp_dialect():
+    """`json_mode` (llm.provider local): a parser's schema and OpenAI's json_schema format both become llama.cpp's
+    json_object + schema; a request that asks for plain JSON or text is left as it is."""
+    from membench.llm.request import json_mode_params
+
+    schema = {"type": "object", "properties": {"correct": {"type": "boolean"}}}
+    assert json_mode_params({"temperature": 0}, schema) == {
+        "temperature": 0, "response_format": {"type": "json_object", "schema": schema}}
+    assert json_mode_params({}, None) == {}
+    openai_style = {"response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": schema}}}
+    assert json_mode_params(openai_style, None) == {"response_format": {"type": "json_object", "schema": schema}}
+    assert json_mode_params({"response_format": {"type": "json_schema", "json_schema": {"name": "r"}}}, schema) == {
+        "response_format": {"type": "json_object"}}
+    for kept in ({"type": "json_object"}, {"type": "text"}):
+        assert json_mode_params({"response_format": kept}, schema) == {"response_format": kept}

@@ -86,6 +86,19 @@ def normalise_request(req: Any, common: Mapping[str, Any], index: int) -> tuple[
     raise ValueError(f"request {index} must be a list of messages or a dict with 'messages'")
 
 
+def json_mode_params(params: dict, schema: dict | None) -> dict:
+    """A request's parameters in the JSON dialect of a llama.cpp server (`json_mode`): a parser's schema becomes
+    `response_format: {type: json_object, schema}`, and so does OpenAI's `{type: json_schema, json_schema:
+    {schema}}` that a library sends itself (A-MEM does; the server knows only `text` and `json_object`)."""
+    wanted = params.get("response_format")
+    if wanted is None and schema is not None:
+        return {**params, "response_format": {"type": "json_object", "schema": schema}}
+    if isinstance(wanted, dict) and wanted.get("type") == "json_schema":
+        given = (wanted.get("json_schema") or {}).get("schema")
+        return {**params, "response_format": {"type": "json_object", **({"schema": given} if given else {})}}
+    return params
+
+
 class RequestRunner:
     """Runs single requests for one model (module docstring); requests with the same key run one at a time, so
     two threads asking the same thing pay once."""
@@ -119,9 +132,8 @@ class RequestRunner:
             tags: Mapping[str, Any] | None = None) -> Reply:
         """One request, cache first. Raises :class:`Stopped` when a stop came before anything was asked, and lets
         BudgetExceeded and LLMConfigError through."""
-        schema = getattr(parse, "json_schema", None)
-        if self.policy.json_mode and schema is not None and "response_format" not in params:  # decoding held to it
-            params = {**params, "response_format": {"type": "json_object", "schema": schema}}
+        if self.policy.json_mode:
+            params = json_mode_params(params, getattr(parse, "json_schema", None))
         request = canonical_request(self.model, messages, params, tags)
         key = make_key(self.model, messages, params, tags)
         self.meter.record_request(stage)

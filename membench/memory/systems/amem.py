@@ -10,7 +10,8 @@ metered and budgeted and a rerun pays for none. Store: A-MEM's Chroma collection
 L2 space and its own embedding function, given the packaged MiniLM), one store per haystack (its search has no
 session filter). Score = -distance.
 
-A-MEM swallows a failed model call and stores the note without what the call would have added; here a failed
+`max_tokens` caps each reply (A-MEM sets none: a small model held to its JSON schema by a grammar can fill a
+list until the context ends). A-MEM swallows a failed model call and stores the note without what the call would have added; here a failed
 call stops the ingest instead (nothing paid is lost: the calls made are cached), and a reply that is not the
 JSON A-MEM asked for (which A-MEM then ignores) is counted in the run's stats. `forget` cannot undo what a
 cut-off session's evolution did to earlier notes, so it rebuilds the store from the sessions ingested before
@@ -47,6 +48,7 @@ def note_time(timestamp: str | None) -> str:
 
 class AMemSystem(LibrarySystem):
     name = "a-mem"
+    defaults = {"content": "message", "max_tokens": None}
     stored_as = " as one A-MEM note, with the model's keywords, context and tags"
     makes_model_calls = True
     memory: Any = None
@@ -85,6 +87,8 @@ class AMemSystem(LibrarySystem):
         """A-MEM's model call, with its failures and unusable replies recorded (A-MEM itself hides both)."""
         def call(prompt, response_format, *args, **kwargs):
             self.calls += 1
+            if self.params["max_tokens"] is not None and kwargs.get("max_tokens") is None:
+                kwargs["max_tokens"] = int(self.params["max_tokens"])
             try:
                 reply = complete(prompt, response_format, *args, **kwargs)
             except Exception as exc:
