@@ -112,14 +112,9 @@ def locomo_slice(locomo_dir: Path, dest: Path, samples: tuple[str, ...] = ("conv
     272 sessions, 304 of its 1,986 questions, one with a published erratum). For end-to-end tests whose point
     is the workflow (a cluster run equal to a local one, model stages paid once), not LoCoMo's figures, which
     tests/test_workflow.py pins on the whole file."""
-    import json
+    from membench.benchmarks.locomo.conversations import keep_conversations
 
-    data = json.loads((locomo_dir / "locomo10.json").read_text(encoding="utf-8"))
-    kept = [conv for conv in data if conv["sample_id"] in samples]
-    assert [c["sample_id"] for c in kept] == list(samples), f"{locomo_dir}: not all of {samples} found"
-    dest.mkdir(parents=True, exist_ok=True)
-    (dest / "locomo10.json").write_text(json.dumps(kept), encoding="utf-8")
-    return dest
+    return keep_conversations(locomo_dir, dest, samples)
 
 
 def longmemeval_slice(longmemeval_dir: Path, dest: Path, per_question: int = 6) -> Path:

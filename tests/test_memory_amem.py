@@ -31,8 +31,10 @@ pytestmark = [pytest.mark.data, pytest.mark.slow,
 TURNS, QUESTIONS = 58, 25  # conv-26's sessions 1-3: their turns; the QA whose evidence is all in them
 
 
-def first_sessions(locomo_dir: Path, dest: Path, sample: str = "conv-26", sessions: int = 3) -> Path:
-    """A LoCoMo file holding one real conversation cut to its first sessions, and the QA answered in them."""
+def first_sessions(locomo_dir: Path, dest: Path, sample: str = "conv-26", sessions: int = 3,
+                   turns: int | None = None) -> Path:
+    """A LoCoMo file holding one real conversation cut to its first sessions (and each to its first `turns` turns),
+    and the QA answered in what is kept."""
     conv = next(c for c in json.loads((locomo_dir / "locomo10.json").read_text(encoding="utf-8"))
                 if c["sample_id"] == sample)
 
@@ -42,8 +44,13 @@ def first_sessions(locomo_dir: Path, dest: Path, sample: str = "conv-26", sessio
 
     for part in ("conversation", "observation", "session_summary", "event_summary"):
         conv[part] = {k: v for k, v in conv[part].items() if kept(k)}
-    cited = [[int(n) for n in re.findall(r"D(\d+):", " ".join(q.get("evidence") or []))] for q in conv["qa"]]
-    conv["qa"] = [q for q, found in zip(conv["qa"], cited) if found and max(found) <= sessions]
+    if turns is not None:
+        conv["conversation"] = {k: v[:turns] if isinstance(v, list) else v for k, v in conv["conversation"].items()}
+    limit = turns or 10 ** 6
+    cited = [[(int(s), int(t)) for s, t in re.findall(r"D(\d+):(\d+)", " ".join(q.get("evidence") or []))]
+             for q in conv["qa"]]
+    conv["qa"] = [q for q, found in zip(conv["qa"], cited)
+                  if found and max(s for s, _ in found) <= sessions and max(t for _, t in found) <= limit]
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "locomo10.json").write_text(json.dumps([conv]), encoding="utf-8")
     return dest
