@@ -107,6 +107,28 @@ def embedding_dir(tmp_path_factory):
     return path
 
 
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """`build(folder)` once for the whole test session, shared by the xdist workers (one folder beside theirs, a file
+    lock, a marker written only when the build returned): an end-to-end run that two modules read is paid once, and
+    the second worker waits for it instead of running it again beside it on the same cores. A failed build leaves no
+    marker, so the next caller builds again (and fails the same way)."""
+    import shutil
+
+    from filelock import FileLock
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    folder, marker = root / name, root / f"{name}.built"
+    with FileLock(str(root / f"{name}.lock")):
+        if not marker.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            marker.touch()
+    return folder
+
+
 def locomo_slice(locomo_dir: Path, dest: Path, samples: tuple[str, ...] = ("conv-26", "conv-30")) -> Path:
     """A LoCoMo folder whose locomo10.json holds only these conversations of the real file (default: 38 of its
     272 sessions, 304 of its 1,986 questions, one with a published erratum). For end-to-end tests whose point

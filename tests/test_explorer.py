@@ -22,7 +22,7 @@ from conftest import run_snakemake, shared_path
 from membench.jobs.job import Job, Named
 from membench.report.change import MEASURES as CHANGE_MEASURES
 from membench.stages.explorer import rule_explorer
-from test_workflow import workflow  # noqa: F401  (the module's end-to-end run, which builds results/explorer)
+from test_workflow import workflow_results, workflow_run  # noqa: F401  (the shared end-to-end run)
 
 CHROMIUM = os.environ.get("MEMBENCH_CHROMIUM", "/usr/bin/chromium")
 
@@ -36,6 +36,12 @@ def _browser_missing() -> str | None:
     if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
         return f"no chromium at {CHROMIUM} (apt-get install chromium)"
     return None
+
+
+@pytest.fixture(scope="module")
+def workflow(workflow_results):  # noqa: F811
+    """test_workflow.py's end-to-end run as it left it (which builds results/explorer), read and never edited."""
+    return workflow_results
 
 
 @pytest.fixture(scope="module")

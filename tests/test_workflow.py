@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, real_datasets, run_snakemake
+from conftest import REPO, built_once, real_datasets, run_snakemake
 from report_metrics import emitted, headline_tables, report_metrics, retrieval_table
 
 pytestmark = pytest.mark.slow
@@ -40,21 +41,41 @@ def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     return run_snakemake(workdir, workdir / "test-config.yaml", *args, pythonpath=(workdir / "plugins",))
 
 
-@pytest.fixture(scope="module")
-def workflow(tmp_path_factory, locomo_dir, procedural_dir, longmemeval_dir, embedding_dir):
-    work = tmp_path_factory.mktemp("workflow")
-    (work / "plugins").mkdir()
+def run_workflow(root: Path, datasets: dict, embedding_dir: Path) -> None:
+    """The end-to-end run in `root/work`, and a copy of its results in `root/snapshot` taken before any test here
+    edits and reruns it (test_explorer.py reads that copy)."""
+    work = root / "work"
+    (work / "plugins").mkdir(parents=True)
     (work / "plugins" / "readme_plugin.py").write_text(PLUGIN, encoding="utf-8")
     config = {
         "resources_dir": str(work / "resources"),
         "embeddings_dir": str(embedding_dir),
-        "datasets": real_datasets(longmemeval_dir, locomo_dir, procedural_dir),
+        "datasets": datasets,
         "adapters": {"task-words": {"adapter": "readme_plugin:TaskWords"}},
     }
     (work / "test-config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     done = snakemake(work, "--cores", "2", "results/report.md")
     assert done.returncode == 0, done.stderr[-4000:]
-    return work
+    shutil.copytree(work / "results", root / "snapshot" / "results")
+
+
+@pytest.fixture(scope="module")
+def workflow_run(tmp_path_factory, locomo_dir, procedural_dir, longmemeval_dir, embedding_dir) -> Path:
+    """The run, once per test session (conftest.built_once): this module and test_explorer.py share it."""
+    datasets = real_datasets(longmemeval_dir, locomo_dir, procedural_dir)
+    return built_once(tmp_path_factory, "workflow", lambda root: run_workflow(root, datasets, embedding_dir))
+
+
+@pytest.fixture(scope="module")
+def workflow(workflow_run) -> Path:
+    """The run's folder, which the tests here may edit and rerun."""
+    return workflow_run / "work"
+
+
+@pytest.fixture(scope="module")
+def workflow_results(workflow_run) -> Path:
+    """A folder holding the run's results as the run left them, never edited (results/...)."""
+    return workflow_run / "snapshot"
 
 
 def test_report_has_every_part(workflow):
