@@ -9,7 +9,7 @@ import math
 import pandas as pd
 
 from membench.qa.baselines import FULL_CONTEXT, NO_MEMORY, ORACLE
-from membench.report.headlines import ci_text, json_cell, with_ci
+from membench.report.headlines import ci_text, p_text, json_cell, with_ci
 from membench.report.markdown import table
 from membench.scoring.qa import ACCURACY_EVIDENCE_IN, ACCURACY_EVIDENCE_MISSED, EVIDENCE_IN
 
@@ -53,16 +53,12 @@ def _cell(top: pd.DataFrame, adapter: str, metric: str, with_n: bool = False) ->
     return f"{text} (n={int(r.n)})" if with_n else text
 
 
-def _p(p: float) -> str:
-    return "n/a" if p is None or math.isnan(p) else ("<0.0001" if p < 1e-4 else f"{p:.4f}")
-
-
 def _diff(tests: pd.DataFrame, adapter: str, reference: str) -> str:
     if (adapter, reference) not in tests.index:
         return "—"
     r = tests.loc[(adapter, reference)]
     star = " *" if not math.isnan(r.p_holm) and r.p_holm <= 0.05 else ""
-    return f"{r.mean_diff:+.3f} {ci_text(r.ci_lo, r.ci_hi, r.unit, '+.3f')}, p(Holm) {_p(r.p_holm)}{star}"
+    return f"{r.mean_diff:+.3f} {ci_text(r.ci_lo, r.ci_hi, r.unit, '+.3f')}, p(Holm) {p_text(r.p_holm)}{star}"
 
 
 def answers_section(summary: pd.DataFrame, significance: pd.DataFrame, datasets: list[str]) -> str:

@@ -13,6 +13,14 @@ def ci_text(lo: float, hi: float, unit: str = "question", fmt: str = ".3f") -> s
     return f"[{lo:{fmt}}, {hi:{fmt}}]"
 
 
+def p_text(p: float | None) -> str:
+    """A p-value as every table of the report prints it: 4 decimals, "<0.0001" below that (a permutation or
+    bootstrap p is never exactly 0), "n/a" without one."""
+    if p is None or math.isnan(p):
+        return "n/a"
+    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
 def json_cell(row) -> dict:
     """A summary row's mean, CI and n as summary.json writes them (6 decimals; a missing value as null)."""
     return {"mean": _json_number(row.mean), "ci_lo": _json_number(row.ci_lo), "ci_hi": _json_number(row.ci_hi),

@@ -9,7 +9,7 @@ import pandas as pd
 from membench.analysis.aggregate import against_baseline
 from membench.runs.ablation import ABLATION_RUNS
 from membench.benchmarks.record import Benchmark
-from membench.report.headlines import ci_text, with_ci
+from membench.report.headlines import ci_text, p_text, with_ci
 from membench.report.markdown import table
 
 
@@ -110,8 +110,8 @@ def _significance_table(sig: pd.DataFrame, heads: list[str], baseline: str, spli
         return []
     order = {m: i for i, m in enumerate(heads)}
     sig = sig.assign(_o=sig.metric.map(order)).sort_values(["adapter", "_o"], kind="stable")
-    body = [[r.adapter, r.metric, f"{r.mean_diff:+.4f} {ci_text(r.ci_lo, r.ci_hi, getattr(r, 'unit', 'question'), '+.3f')}", _p(r.p_value),
-             _p(r.p_holm) + (" *" if r.p_holm <= 0.05 else ""), f"{r.wins}/{r.ties}/{r.losses}"]
+    body = [[r.adapter, r.metric, f"{r.mean_diff:+.4f} {ci_text(r.ci_lo, r.ci_hi, getattr(r, 'unit', 'question'), '+.3f')}", p_text(r.p_value),
+             p_text(r.p_holm) + (" *" if r.p_holm <= 0.05 else ""), f"{r.wins}/{r.ties}/{r.losses}"]
             for r in sig.itertuples()]
     size = int(sig.family_size.max())
     return [f"#### Paired tests against `{baseline}` — split `{split}`", "",
@@ -139,7 +139,7 @@ def _ablation_table(rows: pd.DataFrame, sig: pd.DataFrame, metrics: list[str], b
             hit = sig[(sig.adapter == adapter) & (sig.metric == metric) & (sig.split == "all")]
             mean = _cell(rows, adapter, metric).split(" [")[0]
             cells.append(mean if hit.empty else
-                         f"{mean} ({hit.iloc[0].mean_diff:+.4f}, p_Holm {_p(hit.iloc[0].p_holm)})")
+                         f"{mean} ({hit.iloc[0].mean_diff:+.4f}, p_Holm {p_text(hit.iloc[0].p_holm)})")
         body.append([adapter if adapter in names else f"{adapter} (all layers)"] + cells)
     family = sig[sig.adapter.isin(names) & (sig.split == "all") & sig.metric.isin(metrics)]
     size = int(family.family_size.max()) if not family.empty else 0
@@ -149,7 +149,3 @@ def _ablation_table(rows: pd.DataFrame, sig: pd.DataFrame, metrics: list[str], b
             f"Cells: mean (difference to `{baseline}`, Holm-adjusted p). The ablation runs form their own Holm "
             f"family ({size} tests: runs × headline metrics); the full adapters' p come from the main family.", "",
             table(["run"] + metrics, body, numeric=tuple(range(1, len(metrics) + 1))), ""]
-
-
-def _p(p: float) -> str:
-    return "n/a" if p != p else f"{p:.4f}"
