@@ -10,11 +10,11 @@ metered and budgeted and a rerun pays for none. Store: A-MEM's Chroma collection
 L2 space and its own embedding function, given the packaged MiniLM), one store per haystack (its search has no
 session filter). Score = -distance.
 
-`max_tokens` caps each reply (A-MEM sets none: a small model held to its JSON schema by a grammar can fill a
-list until the context ends). A-MEM swallows a failed model call and stores the note without what the call would have added; here a failed
-call stops the ingest instead (nothing paid is lost: the calls made are cached), and a reply that is not the
-JSON A-MEM asked for (which A-MEM then ignores) is counted in the run's stats. `forget` cannot undo what a
-cut-off session's evolution did to earlier notes, so it rebuilds the store from the sessions ingested before
+`max_tokens` caps each reply (A-MEM sets none: a small model held to its JSON schema by a grammar can fill a list
+until the context ends). A-MEM swallows a failed model call and stores the note without what the call would have
+added; here a failed call stops the ingest instead (nothing paid is lost: the calls made are cached), and a reply
+that is not the JSON A-MEM asked for (which A-MEM then ignores) is counted in the run's stats. `forget` cannot undo
+what a cut-off session's evolution did to earlier notes, so it rebuilds the store from the sessions ingested before
 (the model calls come from the cache, the prompts being the same), which leaves it as a fresh ingest would.
 """
 
