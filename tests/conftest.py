@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -137,6 +139,43 @@ def locomo_slice(locomo_dir: Path, dest: Path, samples: tuple[str, ...] = ("conv
     from membench.benchmarks.locomo.conversations import keep_conversations
 
     return keep_conversations(locomo_dir, dest, samples)
+
+
+def first_sessions(locomo_dir: Path, dest: Path, sample: str = "conv-26", sessions: int = 3,
+                   turns: int | None = None) -> Path:
+    """A LoCoMo file holding one real conversation cut to its first sessions (and each to its first `turns` turns),
+    and the QA answered in what is kept."""
+    conv = next(c for c in json.loads((locomo_dir / "locomo10.json").read_text(encoding="utf-8"))
+                if c["sample_id"] == sample)
+
+    def kept(key: str) -> bool:  # session_3, session_3_date_time, session_3_observation, events_session_3, ...
+        number = re.search(r"session_(\d+)", key)
+        return number is None or int(number.group(1)) <= sessions
+
+    for part in ("conversation", "observation", "session_summary", "event_summary"):
+        conv[part] = {k: v for k, v in conv[part].items() if kept(k)}
+    if turns is not None:
+        conv["conversation"] = {k: v[:turns] if isinstance(v, list) else v for k, v in conv["conversation"].items()}
+    limit = turns or 10 ** 6
+    cited = [[(int(s), int(t)) for s, t in re.findall(r"D(\d+):(\d+)", " ".join(q.get("evidence") or []))]
+             for q in conv["qa"]]
+    conv["qa"] = [q for q, found in zip(conv["qa"], cited)
+                  if found and max(s for s, _ in found) <= sessions and max(t for _, t in found) <= limit]
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "locomo10.json").write_text(json.dumps([conv]), encoding="utf-8")
+    return dest
+
+
+def ingested_opening(locomo_dir: Path, tmp: Path, sessions: int, turns: int | None = None) -> Path:
+    """conv-26's opening (`first_sessions`) parsed and ingested into `tmp / "locomo"`: a dataset folder for a memory
+    system that makes model calls, small enough for a test."""
+    from membench.benchmarks.registry import parse_dataset
+    from membench.stages.ingest import ingest
+
+    folder = tmp / "locomo"
+    parse_dataset("locomo", first_sessions(locomo_dir, tmp / "slice", sessions=sessions, turns=turns)).write(folder, {})
+    ingest(folder, folder)
+    return folder
 
 
 def longmemeval_slice(longmemeval_dir: Path, dest: Path, per_question: int = 6) -> Path:

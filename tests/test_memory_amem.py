@@ -11,49 +11,22 @@ import hashlib
 import importlib.util
 import json
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from membench.benchmarks.registry import benchmark
-from membench.benchmarks.registry import parse_dataset
 from membench.memory.systems.amem import AMemModelCallFailed, note_time
 from membench.memory.run import MemoryRunStopped
 from membench.runs.request import RunFiles, RunRequest
 from membench.stages import rank_memory, score
-from membench.stages.ingest import ingest
+from conftest import ingested_opening
 from openai_server import FakeOpenAIServer
 
 pytestmark = [pytest.mark.data, pytest.mark.slow,
               pytest.mark.skipif(importlib.util.find_spec("agentic_memory") is None,
                                  reason="a-mem is not installed (pip install -e '.[amem]')")]
 TURNS, QUESTIONS = 58, 25  # conv-26's sessions 1-3: their turns; the QA whose evidence is all in them
-
-
-def first_sessions(locomo_dir: Path, dest: Path, sample: str = "conv-26", sessions: int = 3,
-                   turns: int | None = None) -> Path:
-    """A LoCoMo file holding one real conversation cut to its first sessions (and each to its first `turns` turns),
-    and the QA answered in what is kept."""
-    conv = next(c for c in json.loads((locomo_dir / "locomo10.json").read_text(encoding="utf-8"))
-                if c["sample_id"] == sample)
-
-    def kept(key: str) -> bool:  # session_3, session_3_date_time, session_3_observation, events_session_3, ...
-        number = re.search(r"session_(\d+)", key)
-        return number is None or int(number.group(1)) <= sessions
-
-    for part in ("conversation", "observation", "session_summary", "event_summary"):
-        conv[part] = {k: v for k, v in conv[part].items() if kept(k)}
-    if turns is not None:
-        conv["conversation"] = {k: v[:turns] if isinstance(v, list) else v for k, v in conv["conversation"].items()}
-    limit = turns or 10 ** 6
-    cited = [[(int(s), int(t)) for s, t in re.findall(r"D(\d+):(\d+)", " ".join(q.get("evidence") or []))]
-             for q in conv["qa"]]
-    conv["qa"] = [q for q, found in zip(conv["qa"], cited)
-                  if found and max(s for s, _ in found) <= sessions and max(t for _, t in found) <= limit]
-    dest.mkdir(parents=True, exist_ok=True)
-    (dest / "locomo10.json").write_text(json.dumps([conv]), encoding="utf-8")
-    return dest
 
 
 def amem_responder(body: dict) -> str:
@@ -76,11 +49,7 @@ def amem_responder(body: dict) -> str:
 
 @pytest.fixture(scope="module")
 def conv26(locomo_dir, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("amem")
-    folder = tmp / "locomo"
-    parse_dataset("locomo", first_sessions(locomo_dir, tmp / "slice")).write(folder, {})
-    ingest(folder, folder)
-    return folder
+    return ingested_opening(locomo_dir, tmp_path_factory.mktemp("amem"), sessions=3)
 
 
 def llm(server, budget: float) -> dict:

@@ -15,10 +15,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import locomo_slice, longmemeval_slice, run_snakemake
+from conftest import ingested_opening, locomo_slice, longmemeval_slice, run_snakemake
 from membench.benchmarks.registry import benchmark
 from membench.embedding.cache import shared_cache
 from membench.memory.systems import mem0 as mem0_system
+from membench.memory.systems.mem0_replies import usable_entries
 from membench.runs.registry import builtin_class
 from membench.runs.request import RunFiles, RunRequest
 from membench.stages import rank_memory
@@ -88,6 +89,52 @@ def test_infer_true_calls_go_through_the_cache(longmemeval_dir, embedding_dir, t
     assert meta["memory"]["sessions_ingested"] == 12 and meta["memory"]["model_calls"]["memory-ingest"]["calls"] == 0
     runs = [pd.read_parquet(tmp_path / n / "run.parquet") for n in ("first", "again")]
     assert runs[0].equals(runs[1]) and set(runs[0].granularity) == {"session", "turn"}
+
+
+def test_usable_entries_keeps_what_mem0_can_store():
+    """mem0 2.x calls `.get` on every `memory` entry, outside its own error handling: the entries it cannot store
+    go, the rest (and any other key) stay as written; a reply mem0 handles by itself passes unchanged."""
+    mixed = json.dumps({"memory": [{"text": "a"}, "b", {"text": ""}, {"text": 5}, {"note": "x"},
+                                   {"text": "c", "attributed_to": "user"}], "extra": 1})
+    kept, dropped = usable_entries(mixed)
+    assert dropped == 4 and json.loads(kept) == {"memory": [{"text": "a"}, {"text": "c", "attributed_to": "user"}],
+                                                 "extra": 1}
+    fenced, dropped = usable_entries('```json\n{"memory": [{"text": "a"}, "b"]}\n```')
+    assert dropped == 1 and json.loads(fenced) == {"memory": [{"text": "a"}]}
+    assert usable_entries('Sure! {"memory": "one fact"} Hope it helps.') == ('{"memory": []}', 1)
+    clean = '{"memory": [{"text": "a"}]}'
+    for reply in (clean, "not JSON", '{"facts": ["a"]}', "[1, 2]", "", None):
+        assert usable_entries(reply) == (reply, 0)
+
+
+def test_mem0_infer_survives_replies_mixing_facts_and_strings(locomo_dir, embedding_dir, tmp_path):
+    """A small model's reply `{"memory": [{"text": ...}, "a bare string", {"text": ""}]}` crashed mem0's `add`, and
+    the rerun crashed on the cached reply. Now the two unusable entries of each reply are dropped and counted, the
+    facts are stored with their turns' refs, and a fresh store reads the same replies from the cache."""
+    folder = ingested_opening(locomo_dir, tmp_path / "data", sessions=1, turns=6)
+
+    def mixed(body: dict) -> str:
+        first = mem0_responder(body)
+        return json.dumps({"memory": json.loads(first)["memory"][:1] + ["a bare string", {"text": ""}]})
+
+    params = {"infer": True, "turns_per_add": 2}
+    with FakeOpenAIServer(responder=mixed, usage=(1000, 100)) as server:
+        def run(store: str) -> dict:
+            out = tmp_path / store
+            request = RunRequest("mem0-infer", "mem0", params, benchmark("locomo"), 50, folder, embedding_dir)
+            rank_memory.run(request, RunFiles(out / "run.parquet", out / "run.trec", out / "run.json"),
+                            out / "cost.json", tmp_path / f"{store}-store", llm_config(server, 10.0)["llm"],
+                            tmp_path / "calls.jsonl", "locomo")
+            return json.loads((out / "run.json").read_text())
+
+        first, again = run("first"), run("again")
+        assert server.total == 3  # six turns, two per add
+    for meta in (first, again):
+        assert meta["memory"]["system"] == {"extraction_replies": 3, "extraction_entries_dropped": 6,
+                                            "extraction_replies_with_drops": 3}
+    runs = [pd.read_parquet(tmp_path / n / "run.parquet") for n in ("first", "again")]
+    assert runs[0].equals(runs[1]) and set(runs[0].item_id) <= {f"D1:{n}" for n in range(1, 7)}
+    assert runs[0].groupby("question_id").size().max() >= 3  # three facts stored, one per add
 
 
 def test_mem0_runs_are_gold_blind(longmemeval_dir, embedding_dir, tmp_path):

@@ -12,7 +12,8 @@ and mem0's home folder (`MEM0_DIR`) is the store folder, not `~/.mem0`.
 extraction turn messages into facts; the calls go to membench's caching endpoint, so they are cached,
 metered and budgeted. Each `add` call gets `turns_per_add` consecutive turns and the refs of those turns
 as metadata, so a fact extracted from them points back at them. mem0 writes today's date into its
-extraction prompt; it is pinned to the session's date here, so a rerun sends the identical prompt.
+extraction prompt; it is pinned to the session's date here, so a rerun sends the identical prompt. Reply entries
+mem0 cannot store (a bare string among the facts crashes its `add`) are dropped and counted (`mem0_replies`).
 
 With `share_sessions: true` (default) one store holds each distinct session once: each session is added
 under its own `run_id` (mem0 then extracts each session on its own, independent of ingest order) and a
@@ -34,6 +35,7 @@ from typing import Any, Sequence
 
 from membench.io import atomic_write_text
 from membench.memory.systems.mem0_order import layout_free
+from membench.memory.systems.mem0_replies import guarded
 from membench.memory.protocol import Hit, MemoryContext, MemorySystem, Scope, SessionLog
 from membench.sessions.reader import read_events
 from membench.sessions.view import Query, turn_text, unit_text
@@ -101,6 +103,7 @@ class Mem0System(MemorySystem):
             raise ValueError(f"mem0: content must be one of {sorted(CONTENT)}, got {self.params['content']!r}")
         self.memory = None
         self._seen: dict[str, Any] = {}  # what open() found: mem0's version and which of its ranking parts run
+        self._dropped: list[int] = []  # per extraction reply: entries mem0 could not have stored (mem0_replies)
 
     @property
     def makes_model_calls(self) -> bool:  # type: ignore[override]
@@ -148,6 +151,8 @@ class Mem0System(MemorySystem):
             from openai import OpenAI
 
             self.memory.llm.client = OpenAI(base_url=context.llm_base_url, api_key="membench-local", max_retries=0)
+        if self.params["infer"]:
+            self.memory.llm.generate_response = guarded(self.memory.llm.generate_response, self._dropped)
 
     def _ids(self, key: str) -> dict[str, str]:
         return {"user_id": USER, "run_id": key} if self.shares_sessions else {"user_id": USER}
@@ -218,6 +223,12 @@ class Mem0System(MemorySystem):
         found = self.memory.search(query.text, top_k=k, filters=filters, threshold=float(self.params["threshold"]))
         return [Hit(tuple((item.get("metadata") or {}).get("refs") or ()), float(item.get("score") or 0.0),
                     item.get("memory") or "") for item in found.get("results", [])]
+
+    def stats(self) -> dict[str, Any]:
+        if not self.params["infer"]:
+            return {}
+        return {"extraction_replies": len(self._dropped), "extraction_entries_dropped": sum(self._dropped),
+                "extraction_replies_with_drops": sum(1 for n in self._dropped if n)}
 
     def close(self) -> None:
         """mem0's own close leaves its local Qdrant client (and the folder's lock) open until garbage
