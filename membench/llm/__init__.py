@@ -15,17 +15,26 @@ Typical stage code::
     cost_table = client.summary()
 """
 
-from membench.llm.cache import CallCache, canonical_request, make_key
-from membench.llm.client import ENV_MODEL, LLMClient, Reply
-from membench.llm.errors import LLMConfigError, LLMError, StopRequested
-from membench.llm.policy import CallPolicy
-from membench.llm.section import from_config
-from membench.llm.transport import ENV_BASE_URL, safe_url
-from membench.llm.pricing import BudgetExceeded, CostMeter
-from membench.llm.replies import MalformedReply, json_object_parser, parse_json_object, parse_text
+import importlib
+from typing import Any
 
-__all__ = [
-    "BudgetExceeded", "CallCache", "CallPolicy", "CostMeter", "ENV_BASE_URL", "ENV_MODEL", "LLMClient",
-    "LLMConfigError", "LLMError", "MalformedReply", "Reply", "StopRequested", "canonical_request", "from_config",
-    "json_object_parser", "make_key", "parse_json_object", "parse_text", "safe_url",
-]
+# name -> the module that defines it. Imported on first use (PEP 562), so a stage that needs only
+# `membench.llm.prompts` (the report, aggregation) does not pay ~1 s for importing openai with the client.
+_HOMES = {
+    "CallCache": "cache", "canonical_request": "cache", "make_key": "cache",
+    "ENV_MODEL": "client", "LLMClient": "client", "Reply": "client",
+    "LLMConfigError": "errors", "LLMError": "errors", "StopRequested": "errors",
+    "CallPolicy": "policy", "from_config": "section", "ENV_BASE_URL": "transport", "safe_url": "transport",
+    "BudgetExceeded": "pricing", "CostMeter": "pricing",
+    "MalformedReply": "replies", "json_object_parser": "replies", "parse_json_object": "replies",
+    "parse_text": "replies",
+}
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'membench.llm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"membench.llm.{_HOMES[name]}"), name)
+    globals()[name] = value
+    return value

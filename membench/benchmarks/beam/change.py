@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from scipy.stats import kendalltau
 
 from membench.benchmarks.beam.metrics import KS
 from membench.metrics.trec import dedupe
@@ -101,6 +100,8 @@ def ordering_measures(events: Sequence[Sequence[str]], rank: Mapping[str, int], 
 
 def tau_b(gold: Sequence[int], found: Sequence[int]) -> float:
     """Kendall's tau-b of two orderings of the same events (scipy's; 0 where one ordering is constant)."""
+    from scipy.stats import kendalltau  # here, not at the top: scipy.stats costs every job ~1 s to import
+
     tau = kendalltau(gold, found, variant="b").statistic
     return 0.0 if math.isnan(tau) else float(tau)
 

@@ -44,7 +44,6 @@ from typing import Any
 
 import pandas as pd
 from json_repair import repair_json
-from scipy.stats import kendalltau
 
 from membench.benchmarks.prompt_files import read_prompt_file
 from membench.benchmarks.record import JudgeCall, Judged, JudgeRun
@@ -138,6 +137,8 @@ def ordering_score(reference: Sequence[str], system: Sequence[str]) -> dict[str,
         for n, x in enumerate(seq, start=1):
             place[x] = n  # a repeated entry keeps its last place
         return [place.get(u, last) for u in union]
+
+    from scipy.stats import kendalltau  # here, not at the top: scipy.stats costs every job ~1 s to import
 
     tau = float(kendalltau(ranks(reference), ranks(system), variant="b", method="auto").statistic)
     tau_norm = (tau + 1) / 2  # NaN stays NaN, as upstream's `is not None` test lets it through

@@ -1,0 +1,38 @@
+"""A job is a fresh Python process, and the rules that run once per run or per dataset (score, retrieval logs,
+aggregation, tables, the report) ran ~1 s of imports they never used: scipy.stats through the benchmark registry
+(BEAM's Kendall tau) and openai through `membench.llm` (the prompt files). This pins that they load neither."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+from conftest import REPO
+
+LIGHT = ("score", "score_published", "retrieval_log", "item_tokens", "aggregate", "summary", "per_question",
+         "difficulty", "tables", "report", "explorer", "rank", "rank_part", "embedded", "ingest", "parse")
+HEAVY = ("openai", "scipy.stats", "torch", "sentence_transformers")
+
+
+def script_imports(name: str) -> list[str]:
+    """The membench import statements of scripts/<name>.py, as written."""
+    tree = ast.parse((REPO / "scripts" / f"{name}.py").read_text(encoding="utf-8"))
+    return [ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
+            and (node.module if isinstance(node, ast.ImportFrom) else node.names[0].name).startswith("membench")]
+
+
+def test_per_run_and_per_dataset_jobs_import_no_model_client_and_no_scipy_stats():
+    statements = [s for name in LIGHT for s in script_imports(name)]
+    assert len(statements) >= len(LIGHT)  # every script imports its stage from membench
+    probe = "\n".join(statements + ["import sys", f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"])
+    loaded = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
+    assert loaded.stdout.split() == []
+
+
+def test_the_probe_sees_a_heavy_import():
+    """The same probe on a script that does call a model: openai is loaded there, so an empty answer above means
+    something."""
+    probe = "\n".join(script_imports("judge") + ["import sys", "print('openai' in sys.modules)"])
+    assert subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True,
+                          check=True).stdout.strip() == "True"
