@@ -18,8 +18,13 @@ import yaml
 
 from membench.config import SCHEMA
 from membench.errors import InputError
-from membench.llm import (BudgetExceeded, CallCache, CallPolicy, CostMeter, LLMClient, LLMConfigError,
-                          MalformedReply, from_config, json_object_parser, make_key, parse_json_object)
+from membench.llm.cache import CallCache, make_key
+from membench.llm.client import LLMClient
+from membench.llm.errors import LLMConfigError
+from membench.llm.policy import CallPolicy
+from membench.llm.pricing import BudgetExceeded, CostMeter
+from membench.llm.replies import MalformedReply, json_object_parser, parse_json_object
+from membench.llm.section import from_config
 from openai_server import FakeOpenAIServer, fake_server  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -244,7 +249,11 @@ def test_repair_off_reasks_the_identical_request(fake_server, tmp_path):
 KILL_SCRIPT = """
 import sys
 sys.path.insert(0, {root!r})
-from membench.llm import CallCache, CallPolicy, CostMeter, LLMClient, json_object_parser
+from membench.llm.cache import CallCache
+from membench.llm.client import LLMClient
+from membench.llm.policy import CallPolicy
+from membench.llm.pricing import CostMeter
+from membench.llm.replies import json_object_parser
 reqs = [[{{"role": "system", "content": "TASK: grade"}}, {{"role": "user", "content": f"INPUT: item {{i}}"}}]
         for i in range({n})]
 client = LLMClient("fake-model", {url!r}, api_key="sk-kill-test-1234567", cache=CallCache({cache!r}),

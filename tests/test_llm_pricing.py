@@ -11,7 +11,8 @@ import pytest
 from genai_prices import data_snapshot
 
 from membench.errors import InputError
-from membench.llm import CostMeter, from_config
+from membench.llm.pricing import CostMeter
+from membench.llm.section import from_config
 from membench.llm.pricing import table_price
 
 PROMPT, COMPLETION = 1200, 345

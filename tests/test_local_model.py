@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from membench.benchmarks.registry import benchmark
-from membench.llm import from_config, json_object_parser
+from membench.llm.replies import json_object_parser
+from membench.llm.section import from_config
 from membench.llm.local_server import LOCAL_MODEL
 from membench.llm.stage_calls import StageStopped
 from membench.runs.registry import load_adapter

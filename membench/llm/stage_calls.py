@@ -11,7 +11,7 @@ Every model stage writes a **cost JSON** next to its outputs (:func:`write_cost`
 
 (:mod:`membench.report.costs` renders them.)
 
-Stop rules (:func:`call_batch`): a :class:`~membench.llm.BudgetExceeded` or a SIGTERM / SIGINT
+Stop rules (:func:`call_batch`): a :class:`~membench.llm.pricing.BudgetExceeded` or a SIGTERM / SIGINT
 (:class:`~membench.llm.client.StopRequested`) ends the batch with the replies gathered so far, and a batch whose
 failed calls exceed ``llm.max_failed_share`` counts as ``"failed"``; the stage writes what it has (unanswered
 items get status ``"budget"`` / ``"interrupted"``), writes its cost JSON with that status (never
@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from membench.io import atomic_write_text
-from membench.llm import BudgetExceeded, from_config
+from membench.llm.pricing import BudgetExceeded
+from membench.llm.section import from_config
 from membench.llm.client import LLMClient, StopRequested
 
 log = logging.getLogger(__name__)

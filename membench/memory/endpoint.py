@@ -16,7 +16,9 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from membench.llm import BudgetExceeded, LLMClient, LLMConfigError
+from membench.llm.client import LLMClient
+from membench.llm.errors import LLMConfigError
+from membench.llm.pricing import BudgetExceeded
 
 _NOT_PARAMS = {"model", "messages", "stream", "stream_options", "n", "user", "store", "metadata"}
 
