@@ -119,16 +119,20 @@ def test_mem0_infer_survives_replies_mixing_facts_and_strings(locomo_dir, embedd
 
     params = {"infer": True, "turns_per_add": 2}
     with FakeOpenAIServer(responder=mixed, usage=(1000, 100)) as server:
-        def run(store: str) -> dict:
+        def run(store: str, refs: str = "kept") -> dict:
             out = tmp_path / store
             request = RunRequest("mem0-infer", "mem0", params, benchmark("locomo"), 50, folder, embedding_dir)
             rank_memory.run(request, RunFiles(out / "run.parquet", out / "run.trec", out / "run.json"),
                             out / "cost.json", tmp_path / f"{store}-store", llm_config(server, 10.0)["llm"],
-                            tmp_path / "calls.jsonl", "locomo")
+                            tmp_path / "calls.jsonl", "locomo", refs=refs)
             return json.loads((out / "run.json").read_text())
 
-        first, again = run("first"), run("again")
+        first, again, withheld = run("first"), run("again"), run("withheld", refs="withheld")
         assert server.total == 3  # six turns, two per add
+    # each fact quotes the first turn of its add, whose two turns are its refs: attributed to that turn alone
+    audit = withheld["memory"]["attribution"]["against_withheld_refs"]
+    assert audit["refs_withheld"] == 2 * audit["hits"] and audit["precision"] == 1.0 and audit["recall"] == 0.5
+    assert "against_withheld_refs" not in first["memory"]["attribution"]
     for meta in (first, again):
         assert meta["memory"]["system"] == {"extraction_replies": 3, "extraction_entries_dropped": 6,
                                             "extraction_replies_with_drops": 3}

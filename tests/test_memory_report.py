@@ -55,7 +55,10 @@ def test_memory_section_shows_attributed_results_and_the_run_scored_without_them
     attribution = {"rule": {"threshold": 0.5}, "hits_attributed": 1960, "hits_dropped": 40}
     (runs / "notes.json").write_text(json.dumps({**MEM0, "memory": {**MEM0["memory"], "system": stats,
                                                                     "attribution": attribution}}))
-    (runs / "mem0.json").write_text(json.dumps({**MEM0, "memory": {**MEM0["memory"], "attribution": attribution}}))
+    audit = {"hits": 1990, "hits_without_text": 10, "refs_withheld": 3980, "refs_attributed": 2400, "refs_shared": 1800,
+             "precision": 0.75, "recall": 0.4523}
+    (runs / "mem0.json").write_text(json.dumps({**MEM0, "memory": {**MEM0["memory"], "attribution": {
+        **attribution, "against_withheld_refs": audit}}}))
     rows = [("notes", "evidence_recall@10", 0.4125), ("notes", "unattributed:evidence_recall@10", 0.0),
             ("mem0", "evidence_recall@10", 0.5), ("notes", "evidence_recall@5", 0.3)]
     summary = pd.DataFrame([{"dataset": "locomo", "adapter": a, "split": "all", "group_by": "all", "group": "all",
@@ -67,5 +70,8 @@ def test_memory_section_shows_attributed_results_and_the_run_scored_without_them
     assert ("- locomo / notes: 0.0% of 2,000 results mapped back to turns (by id 0, by exact text 0; 2,000 matched "
             "neither: 1,960 attributed to turns, 40 dropped)") in section
     assert "- locomo / mem0: 2,000 results named no turn: 1,960 attributed to turns, 40 dropped" in section
+    assert ("  - refs withheld (`refs: withheld`), so every result was attributed by its text; against the 3,980 refs "
+            "the system returned with its 1,990 results: precision 0.750, recall 0.452") in section
+    assert section.count("refs withheld") == 1  # notes withheld nothing
     assert "- locomo / notes: evidence_recall@10 0.412 with, 0.000 without" in section  # @5 has no "without"
     assert section.count(" with, ") == 1

@@ -9,7 +9,7 @@ import yaml
 from conftest import REPO
 from membench.config import enabled_datasets, validate_config
 from membench.errors import InputError
-from membench.runs.plan import adapter_runs, baseline_runs, requested_datasets, runs_for
+from membench.runs.plan import adapter_runs, baseline_runs, needs_of_runs, requested_datasets, runs_for
 
 BUILT_INS = ("bm25", "bm25-upstream", "bm25-time", "bm25-v2", "dense", "hybrid", "substring", "state-aware",
              "action-only")
@@ -95,3 +95,15 @@ def test_the_qa_baselines_have_names_of_their_own():
     assert baseline_runs({"qa": {**every, "full_context": False}}, answered) == [
         ("locomo", "no-memory"), ("locomo", "oracle"), ("lme", "no-memory"), ("lme", "oracle")]
     assert baseline_runs({"qa": dict.fromkeys(every, False)}, answered) == []
+
+
+def test_refs_withheld_is_for_memory_systems_only():
+    """An adapter ranks items and returns no refs: withholding them would silently change nothing."""
+    with pytest.raises(InputError, match=r"field 'adapters.bm25.refs': refs: withheld applies to memory systems "
+                                         r"only; 'bm25' is an adapter"):
+        needs_of_runs(adapter_runs(config(adapters={"bm25": {"refs": "withheld"}})))
+    runs = adapter_runs(config(adapters={"log": {"adapter": "session-log", "refs": "withheld"}}))
+    assert runs["log"]["refs"] == "withheld" and runs["bm25"]["refs"] == "kept"
+    assert needs_of_runs(runs)["log"].session_logs
+    with pytest.raises(InputError, match=r"refs"):
+        config(adapters={"log": {"adapter": "session-log", "refs": "hidden"}})  # the schema's enum

@@ -28,6 +28,7 @@ from membench.datasets.run_files import id_maps, run_table
 from membench.datasets.tables import needed
 from membench.errors import SystemOutputError
 from membench.memory.attribution import Attribution, ScopeAttribution
+from membench.memory.withheld import WithheldRefs
 from membench.memory.ledger import IngestLedger
 from membench.memory.plan import plan_stores
 from membench.memory.protocol import Hit, MemoryContext, MemorySystem, Scope, SessionLog
@@ -147,10 +148,15 @@ def ingest_store(system: MemorySystem, sessions, directory: Path, store_dir: Pat
 
 def run_memory(record: Benchmark, store_paths: StorePaths, system: MemorySystem, depth: int, store_root: Path,
                embedding_cache=None, endpoint=None, name: str | None = None,
-               attribution: Attribution | None = None) -> tuple[pd.DataFrame, Accounting]:
+               attribution: Attribution | None = None,
+               withhold_refs: bool = False) -> tuple[pd.DataFrame, Accounting]:
     """Ingest and search every query of one dataset; the run (benchmark item ids) and its accounting.
     `store_paths`: the ingest stage's files (`membench.sessions.reader.STORE_FILES`) or the dataset folder;
-    `attribution`: the rule for hits without refs (None: they are dropped)."""
+    `attribution`: the rule for hits without refs (None: they are dropped); `withhold_refs`: every hit goes through
+    it, checked against the refs it had (`membench.memory.withheld`)."""
+    if withhold_refs and attribution is None:
+        raise ValueError(f"run {name or system.name!r}: refs: withheld scores the run by attribution, which is off "
+                         "(memory_attribution: false)")
     files = StoreFiles.of(store_paths)
     directory, (item_map, query_map) = files.sessions, files.id_maps()
     store = SessionStore(files, user_turns_only=record.user_turns_only)
@@ -166,6 +172,7 @@ def run_memory(record: Benchmark, store_paths: StorePaths, system: MemorySystem,
     if attribution is not None:
         attributor = ScopeAttribution(attribution, embedding_cache)
         acc.attribution = {"rule": vars(attribution), "hits_attributed": 0, "hits_dropped": 0}
+    withheld = WithheldRefs() if withhold_refs else None
     rows: list[tuple] = []
     for store_key, sessions in plan.sessions.items():
         store_dir = Path(store_root) / store_key
@@ -197,7 +204,11 @@ def run_memory(record: Benchmark, store_paths: StorePaths, system: MemorySystem,
                             problems = hits_problems(hits, k, refs)
                             if problems:
                                 raise SystemOutputError(name or system.name, qids[query.key], problems)
+                            if withheld is not None:
+                                hits, truth = withheld.strip(hits)
                             asked[query.key, k] = attribute_hits(hits, scope, attributor, acc)
+                            if withheld is not None:
+                                withheld.compare(asked[query.key, k], truth)
                         hits = asked[query.key, k]
                         found, foreign = ranked_items(hits, granularity, haystack, set(documents))
                         found = found[:k]
@@ -214,6 +225,8 @@ def run_memory(record: Benchmark, store_paths: StorePaths, system: MemorySystem,
         finally:
             system.close()
         acc.store_bytes += folder_bytes(store_dir)
+    if withheld is not None:
+        acc.attribution["against_withheld_refs"] = withheld.as_dict()
     rows.sort(key=lambda r: r[:2] + (r[3],))
     run = run_table([r[2:-1] for r in rows])
     if any(r[-1] for r in rows):

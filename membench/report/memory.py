@@ -58,6 +58,11 @@ def resolved_lines(memory: dict[tuple[str, str], dict]) -> list[str]:
         elif attributed or dropped:
             lines.append(f"- {dataset} / {run}: {attributed + dropped:,} results named no turn: {attributed:,} "
                          f"attributed to turns, {dropped:,} dropped")
+        audit = attribution.get("against_withheld_refs")
+        if audit:
+            lines.append(f"  - refs withheld (`refs: withheld`), so every result was attributed by its text; against the "
+                         f"{audit['refs_withheld']:,} refs the system returned with its {audit['hits']:,} results: "
+                         f"precision {_share(audit['precision'])}, recall {_share(audit['recall'])}")
     return ["Results mapped back to the logs (attribution: membench.memory.attribution):", "", *lines, ""] \
         if lines else []
 
@@ -128,3 +133,8 @@ def memory_section(meta_files: Mapping[tuple[str, str], Path], summary: pd.DataF
         *attributed_lines(summary, headlines or {}),
         *seal_lines(metas),
         "Same k for every system:", "", *same_k_lines(metas), ""])
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+

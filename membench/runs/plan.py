@@ -32,7 +32,8 @@ def adapter_runs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
                              "otherwise", field=f"adapters.{name}")
     for name, spec in config["adapters"].items():
         if spec.get("enabled", True):
-            runs[name] = {"adapter": spec.get("adapter") or name, "params": dict(spec.get("params") or {})}
+            runs[name] = {"adapter": spec.get("adapter") or name, "params": dict(spec.get("params") or {}),
+                          "refs": spec.get("refs", "kept")}
     if not runs:
         raise InputError("config", "every adapter run is disabled (`enabled: false`): there is nothing to rank",
                          field="adapters")
@@ -42,7 +43,8 @@ def adapter_runs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
             if base not in runs:
                 raise InputError("config", f"names {base!r}, which is not an enabled adapter run",
                                  field="facts.adapters")
-            runs[f"{base}+facts"] = {"adapter": f"{runs[base]['adapter']}+facts", "params": runs[base]["params"]}
+            runs[f"{base}+facts"] = {"adapter": f"{runs[base]['adapter']}+facts", "params": runs[base]["params"],
+                                     "refs": "kept"}
     if config["baseline"] not in runs:
         raise InputError("config", f"the baseline adapter {config['baseline']!r} is not among the enabled adapters "
                          f"({', '.join(runs)})", field="baseline")
@@ -50,8 +52,14 @@ def adapter_runs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def needs_of_runs(runs: dict[str, dict[str, Any]]) -> dict[str, Needs]:
-    """Run name -> what it needs from the workflow, as its system declares (membench.runs.needs)."""
-    return {name: run_needs(run["adapter"], run["params"]) for name, run in runs.items()}
+    """Run name -> what it needs from the workflow, as its system declares (membench.runs.needs); `refs: withheld`
+    on a run that is not a memory system (its results are ranked items, not refs) is a config error."""
+    needs = {name: run_needs(run["adapter"], run["params"]) for name, run in runs.items()}
+    for name, run in runs.items():
+        if run.get("refs", "kept") == "withheld" and not needs[name].session_logs:
+            raise InputError("config", f"refs: withheld applies to memory systems only; {run['adapter']!r} is an "
+                             "adapter (it ranks items, there are no refs to withhold)", field=f"adapters.{name}.refs")
+    return needs
 
 
 def granularities_of(spec: str) -> tuple[str, ...]:

@@ -35,12 +35,13 @@ STAGES = ("memory-ingest", "memory-search")
 
 def run(request: RunRequest, files: RunFiles, cost_path: Path, store_root: Path, llm: Mapping[str, Any],
         llm_cache: Path, dataset: str, sealed: bool | str = False, gold: Sequence[Path] = (),
-        timeout: float | None = None, attribution: Any = True) -> dict:
+        timeout: float | None = None, attribution: Any = True, refs: str = "kept") -> dict:
     """Ingest and search with the system `request` names; write its run files and its cost record. `llm`: the
     config's `llm` section, read when the system makes model calls. `sealed` (the config's `memory_sealed`): the
     system runs in a process of its own that cannot read the gold (`membench.memory.sealed.parent`); `gold` adds the
     benchmark's files to what it may not read; `timeout`: seconds a sealed call may take; `attribution` (the config's
-    `memory_attribution`): the rule for results without refs (`membench.memory.attribution.Attribution.from_params`)."""
+    `memory_attribution`): the rule for results without refs (`membench.memory.attribution.Attribution.from_params`);
+    `refs` (the run's `refs`): "withheld" scores every result by attribution (`membench.memory.withheld`)."""
     cls, name, record = resolve(request.spec), request.name, request.benchmark
     if not is_memory_system(cls):
         raise ValueError(f"run {name!r}: {request.spec!r} is not a memory system (membench.memory.protocol.MemorySystem)")
@@ -60,7 +61,7 @@ def run(request: RunRequest, files: RunFiles, cost_path: Path, store_root: Path,
             endpoint = stack.enter_context(CachingEndpoint(client, STAGES[0], port))
         result, acc = run_memory(record, request.store, system, request.depth, Path(store_root),
                                  shared_cache(request.embeddings, **dict(request.embedding_options)), endpoint,
-                                 name, Attribution.from_params(attribution))
+                                 name, Attribution.from_params(attribution), withhold_refs=refs == "withheld")
         system_stats = system.stats()
         calls = {s: (endpoint.client.meter.stage(s) if endpoint else {"calls": 0, "cache_hits": 0}) for s in STAGES}
         cost = write_cost(None, endpoint.client, stage="memory", dataset=dataset, adapter=name) if endpoint else {
@@ -90,4 +91,4 @@ def rule_rank_memory(job: Job) -> None:
     """Rule rank_memory: a memory system ingests the session logs once, then answers every question's search."""
     p = job.params
     run(RunRequest.from_job(job), RunFiles.from_job(job), job.output.path("cost"), Path(p.store), p.llm,
-        Path(p.llm_cache), job.wildcards.dataset, p.sealed, [Path(p.data)], p.sealed_timeout, p.attribution)
+        Path(p.llm_cache), job.wildcards.dataset, p.sealed, [Path(p.data)], p.sealed_timeout, p.attribution, p.refs)

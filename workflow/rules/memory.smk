@@ -32,6 +32,7 @@ rule rank_memory:
         sealed=config["memory_sealed"],
         sealed_timeout=config["memory_call_timeout"],
         attribution=config["memory_attribution"],
+        refs=lambda w: ADAPTERS[w.run].get("refs", "kept"),
         data=dataset_source,
         code=script_version("scripts/rank_memory.py"),
     threads: 2

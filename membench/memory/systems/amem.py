@@ -46,6 +46,14 @@ def note_time(timestamp: str | None) -> str:
     return datetime.fromisoformat(timestamp).strftime("%Y%m%d%H%M")
 
 
+def written_text(item: dict[str, Any]) -> str:
+    """What A-MEM's model wrote about a note (its context sentence and keywords), which its search returns beside the
+    note's id: the text a run with `refs: withheld` attributes (`membench.memory.withheld`)."""
+    keywords = item.get("keywords") or []
+    return " ".join([str(item.get("context") or "")] + [str(w) for w in (keywords if isinstance(keywords, list)
+                                                                          else [keywords])]).strip()
+
+
 class AMemSystem(LibrarySystem):
     name = "a-mem"
     defaults = {"content": "message", "max_tokens": None}
@@ -130,7 +138,7 @@ class AMemSystem(LibrarySystem):
 
     def search(self, query: Query, k: int, scope: Scope) -> Sequence[Hit]:  # scope unused: a store per haystack
         found = self.memory.search(query.text, k=k)
-        return [Hit((item["id"],), -float(item["score"])) for item in found]
+        return [Hit((item["id"],), -float(item["score"]), written_text(item)) for item in found]
 
     def stats(self) -> dict[str, Any]:
         return {"model_calls_made_by_a_mem": self.calls, "unparsed_replies": self.unparsed}
