@@ -16,6 +16,7 @@ import yaml
 
 from conftest import jobs_reading, locomo_slice, real_datasets, run_snakemake
 from membench.qa.calibration import calibration_summary
+from membench.report.headlines import p_text
 from membench.report.judge_trust import rate_ci
 from openai_server import FakeOpenAIServer
 from test_explorer import browser, checked_page, url  # noqa: F401  (browser: the fixture)
@@ -225,7 +226,8 @@ def test_the_explorer_shows_each_answer_its_verdict_and_the_judges_calibration(b
             assert cells[0][2] == f"{acc['mean']:.4f} [n/a: 1 conversation] (n={acc['n']})"
             assert f"| bm25 | {cells[0][1]} | {cells[0][2]} |" in report  # the report's words
             vs = buys["runs"]["bm25"]["vs"]["no-memory"]
-            assert cells[0][5] == f"{vs['mean_diff']:+.3f}, p(Holm) {vs['p_holm']:.4f}"
+            assert cells[0][5] == f"{vs['mean_diff']:+.3f} [n/a: 1 conversation], p(Holm) {p_text(vs['p_holm'])}"
+            assert f" | {cells[0][5]}" in report  # the report's words (and its * where significant)
         table = page.locator("#q-calibration-table tbody tr")
         assert [[c.inner_text() for c in r.locator("th, td").all()] for r in table.all()] == expected_calibration
     page.click("#close-question")

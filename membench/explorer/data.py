@@ -21,7 +21,7 @@ from membench.analysis.aggregate import against_baseline
 from membench.datasets.gold import relevant_items
 from membench.qa.calibration import calibration_summary
 from membench.report.change import K as CHANGE_K, MEASURES as CHANGE_MEASURES
-from membench.report.headlines import ci_text
+from membench.report.headlines import ci_text, diff_text
 from membench.report.judge_trust import rate_ci
 
 TOP_K = 10  # the top k each system's list shows when a question is opened
@@ -239,8 +239,7 @@ def buys_rows(answers: Mapping[str, Any], unit: str = "question") -> dict[str, l
     def diff(t: Mapping | None) -> str:
         if not t or t.get("mean_diff") is None:
             return "—"
-        p = "n/a" if t.get("p_holm") is None else f"{t['p_holm']:.4f}"
-        return f"{t['mean_diff']:+.3f}, p(Holm) {p}"
+        return diff_text(t["mean_diff"], t.get("ci_lo"), t.get("ci_hi"), unit, t.get("p_holm"))
 
     rows = [[run, cell(f.get("evidence_in_top_k")), cell(f.get("accuracy")), cell(f.get("accuracy_evidence_in")),
              cell(f.get("accuracy_evidence_missed"))] + [diff(f["vs"].get(r)) for r in refs]

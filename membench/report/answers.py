@@ -9,7 +9,7 @@ import math
 import pandas as pd
 
 from membench.qa.baselines import FULL_CONTEXT, NO_MEMORY, ORACLE
-from membench.report.headlines import ci_text, p_text, json_cell, with_ci
+from membench.report.headlines import diff_text, json_cell, with_ci
 from membench.report.markdown import table
 from membench.scoring.qa import ACCURACY_EVIDENCE_IN, ACCURACY_EVIDENCE_MISSED, EVIDENCE_IN
 
@@ -58,7 +58,7 @@ def _diff(tests: pd.DataFrame, adapter: str, reference: str) -> str:
         return "—"
     r = tests.loc[(adapter, reference)]
     star = " *" if not math.isnan(r.p_holm) and r.p_holm <= 0.05 else ""
-    return f"{r.mean_diff:+.3f} {ci_text(r.ci_lo, r.ci_hi, r.unit, '+.3f')}, p(Holm) {p_text(r.p_holm)}{star}"
+    return diff_text(r.mean_diff, r.ci_lo, r.ci_hi, r.unit, r.p_holm) + star
 
 
 def answers_section(summary: pd.DataFrame, significance: pd.DataFrame, datasets: list[str]) -> str:

@@ -21,6 +21,14 @@ def p_text(p: float | None) -> str:
     return "<0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
+def diff_text(mean_diff: float, lo: float | None, hi: float | None, unit: str, p_holm: float | None) -> str:
+    """A paired difference as the report and the explorer both print it: `+0.120 [+0.050, +0.190], p(Holm) 0.0012`
+    (a bound of None, as summary.json writes NaN, is no CI)."""
+    nan = float("nan")
+    lo, hi = (nan if v is None else v for v in (lo, hi))
+    return f"{mean_diff:+.3f} {ci_text(lo, hi, unit, '+.3f')}, p(Holm) {p_text(p_holm)}"
+
+
 def json_cell(row) -> dict:
     """A summary row's mean, CI and n as summary.json writes them (6 decimals; a missing value as null)."""
     return {"mean": _json_number(row.mean), "ci_lo": _json_number(row.ci_lo), "ci_hi": _json_number(row.ci_hi),
