@@ -7,9 +7,9 @@
     python bench/scale.py --shared --datasets beam-500k     # only these of config/shared-data.yaml's datasets
 
 Runs `snakemake --cores N results/report.md` in a fresh work folder with every zero-call built-in (or only the
-runs --adapters names: the BM25 family alone times how parse, score and retrieval_log grow with the questions,
-without the embedding), then a no-op
-rerun (and, to compare it with, Snakemake on an empty workflow, and one job's Python start-up: bench/startup.py),
+runs --adapters names: the BM25 family alone times how parse and scoring (with the retrieval logs) grow with the
+questions, without the embedding), then a no-op rerun (and, to compare it with, Snakemake on an empty workflow,
+and one job's Python start-up: bench/startup.py),
 then measures the floor in the same process (bench/floor.py): one `encode` call (batch 64, every core)
 over every distinct text the run's embedding runs need, plus one BM25 pass over the data -- the unavoidable work,
 done once the fastest plain way and timed, not a sampled throughput (`--sample N` gives that quicker estimate,

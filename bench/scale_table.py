@@ -18,7 +18,7 @@ from typing import Any
 def row(name: str, r: dict[str, Any], floor: float | None) -> list[str]:
     floor = floor or r["floor_s"]
     peak = max((j for j in r["jobs"] if j["max_rss_mb"] is not None), key=lambda j: j["max_rss_mb"])
-    after_rank = sum(r["jobs_run"].get(rule, {}).get("s", 0) for rule in ("score", "retrieval_log"))
+    after_rank = sum(r["jobs_run"].get(rule, {}).get("s", 0) for rule in ("score", "score_logged", "retrieval_log"))
     distinct = sum(t.get("distinct_needed", 0) for t in r["datasets"].values())
     return [name, str(r.get("commit"))[:7], f"{r['wall_s']:,.0f}", f"{floor:,.0f}", f"{r['wall_s'] / floor:.2f}",
             f"{r['cpu_ratio']:.2f}" if r.get("cpu_ratio") else "-", f"{r['noop_rerun_s']:.1f}",

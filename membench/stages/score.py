@@ -64,8 +64,10 @@ def run_efficiency(record: Benchmark, run_path: Path, tables: Path | Mapping[str
     return rows
 
 
-def rule_score(job: Job) -> None:
-    """Rule score: a run -> per-question scores by the benchmark's own formulas, and its efficiency rows."""
-    run(job.benchmark, job.input.path("run"), job.input.files(), job.output.path("scores"))
+def rule_score(job: Job) -> pd.DataFrame:
+    """Rule score: a run -> per-question scores by the benchmark's own formulas, and its efficiency rows. Returns
+    the scores (rule score_logged writes its logs from them)."""
+    scores = run(job.benchmark, job.input.path("run"), job.input.files(), job.output.path("scores"))
     run_efficiency(job.benchmark, job.input.path("run"), job.input.files(), job.input.path("tokens"),
                    job.output.path("efficiency"))
+    return scores

@@ -52,8 +52,24 @@ RESOURCES = config["resources_dir"]
 ENV = "../../envs/membench.yaml"
 
 
+def dataset_pattern(names):
+    """A wildcard constraint matching exactly these dataset names (none: a name no dataset can have)."""
+    return "|".join(re.escape(d) for d in names) or "NO_DATASET"
+
+
 wildcard_constraints:
-    dataset="|".join(re.escape(d) for d in config["datasets"]) or "NO_DATASET",
+    dataset=dataset_pattern(config["datasets"]),
+
+
+# The datasets whose benchmark writes its own retrieval logs (LongMemEval): rule score_logged scores their runs,
+# rule score the others'. Their one granularity order names the logs.
+LOGGED_DATASETS = [d for d in config["datasets"] if of_dataset(config, d).retrieval_log]
+UNLOGGED_DATASETS = [d for d in config["datasets"] if d not in LOGGED_DATASETS]
+LOG_GRANULARITIES = sorted({of_dataset(config, d).granularities for d in LOGGED_DATASETS}) or [()]
+if len(LOG_GRANULARITIES) > 1:
+    raise ValueError(f"retrieval logs are named by one granularity order, and these datasets have several "
+                     f"({LOG_GRANULARITIES})")
+LOG_GRANULARITIES = list(LOG_GRANULARITIES[0])
 
 
 def dataset_spec(wildcards):

@@ -17,18 +17,26 @@ rule item_tokens:
         "../../scripts/item_tokens.py"
 
 
+# What a score job reads: the run, the dataset's gold tables and its items' token counts.
+SCORE_INPUT = dict(
+    run="results/{dataset}/runs/{run}.parquet",
+    questions="results/{dataset}/questions.parquet",
+    turns="results/{dataset}/turns.parquet",
+    haystacks="results/{dataset}/haystacks.parquet",
+    qrels="results/{dataset}/qrels.parquet",
+    gold_roles="results/{dataset}/gold_roles.parquet",
+    tokens="results/{dataset}/efficiency/tokens.parquet",
+)
+
+
 rule score:
     input:
-        run="results/{dataset}/runs/{run}.parquet",
-        questions="results/{dataset}/questions.parquet",
-        turns="results/{dataset}/turns.parquet",
-        haystacks="results/{dataset}/haystacks.parquet",
-        qrels="results/{dataset}/qrels.parquet",
-        gold_roles="results/{dataset}/gold_roles.parquet",
-        tokens="results/{dataset}/efficiency/tokens.parquet",
+        **SCORE_INPUT,
     output:
         scores="results/{dataset}/scores/{run}.parquet",
         efficiency="results/{dataset}/efficiency/runs/{run}.parquet",
+    wildcard_constraints:
+        dataset=dataset_pattern(UNLOGGED_DATASETS),
     params:
         kind=lambda w: dataset_spec(w)["kind"],
         code=script_version("scripts/score.py"),
@@ -40,6 +48,31 @@ rule score:
         ENV
     script:
         "../../scripts/score.py"
+
+
+# A dataset whose benchmark has its own retrieval-log format (LongMemEval): the same scoring, and the run's logs
+# in that format, one per granularity, in the same job.
+rule score_logged:
+    input:
+        **SCORE_INPUT,
+    output:
+        scores="results/{dataset}/scores/{run}.parquet",
+        efficiency="results/{dataset}/efficiency/runs/{run}.parquet",
+        logs=expand("results/{{dataset}}/runs/{{run}}.retrieval_log.{granularity}.jsonl",
+                    granularity=LOG_GRANULARITIES),
+    wildcard_constraints:
+        dataset=dataset_pattern(LOGGED_DATASETS),
+    params:
+        kind=lambda w: dataset_spec(w)["kind"],
+        code=script_version("scripts/score_logged.py"),
+    log:
+        "logs/score/{dataset}/{run}.log",
+    benchmark:
+        "benchmarks/score/{dataset}/{run}.tsv"
+    conda:
+        ENV
+    script:
+        "../../scripts/score_logged.py"
 
 
 # Where evidence errata are applied (errata.evidence: apply), the same run scored on the evidence as published,
@@ -63,28 +96,6 @@ rule score_published:
         ENV
     script:
         "../../scripts/score_published.py"
-
-
-rule retrieval_log:
-    input:
-        run="results/{dataset}/runs/{run}.parquet",
-        scores="results/{dataset}/scores/{run}.parquet",
-        questions="results/{dataset}/questions.parquet",
-        turns="results/{dataset}/turns.parquet",
-        haystacks="results/{dataset}/haystacks.parquet",
-        qrels="results/{dataset}/qrels.parquet",
-    output:
-        log="results/{dataset}/runs/{run}.retrieval_log.{granularity}.jsonl",
-    wildcard_constraints:
-        granularity="session|turn",
-    params:
-        code=script_version("scripts/retrieval_log.py"),
-    log:
-        "logs/retrieval_log/{dataset}/{run}.{granularity}.log",
-    conda:
-        ENV
-    script:
-        "../../scripts/retrieval_log.py"
 
 
 # Seconds of work: run beside snakemake rather than wait in a cluster queue.
