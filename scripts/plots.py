@@ -1,4 +1,4 @@
-"""Rule plots: the dataset's metric@k curves and per-group bars as PNGs."""
+"""Rule plots: a dataset's metric@k curves, per-group bars and miss analysis (table and plot)."""
 from membench.jobs.job import run_stage
 from membench.stages import plots
 

@@ -11,7 +11,7 @@ import sys
 from conftest import REPO
 
 LIGHT = ("score", "score_published", "score_logged", "item_tokens", "aggregate", "summary", "per_question",
-         "difficulty", "tables", "report", "explorer", "rank", "rank_part", "embedded", "ingest", "parse")
+         "plots", "tables", "report", "explorer", "rank", "rank_part", "embedded", "ingest", "parse")
 HEAVY = ("openai", "scipy.stats", "torch", "sentence_transformers")
 
 

@@ -140,7 +140,7 @@ def test_fact_runs_use_the_facts(work):
 def readers_in(results: Path, table: str) -> set[str]:
     """What the finished run says reads ``<dataset>/<table>.parquet``, one first output per job, from the files
     it made (not from the rules): ingest (its session logs), score and score_extended (every score file; on
-    LongMemEval the same job writes the retrieval logs), the Procedural judge, the difficulty table, QA and its
+    LongMemEval the same job writes the retrieval logs), the Procedural judge, the plots (first: the difficulty table), QA and its
     baselines, LoCoMo's observation facts (on turns) and the results explorer (every dataset's tables)."""
     out = {"results/explorer"}
     for folder in sorted(p.parent for p in results.glob("*/questions.parquet")):

@@ -1,16 +1,25 @@
-"""Rule plots: the dataset's metric@k curves and per-group bars as PNGs."""
+"""Rule plots: a dataset's metric@k curves and per-group bars, and its miss analysis (where runs miss, by question
+difficulty: a table and a plot), as PNGs and Parquet."""
 
 from __future__ import annotations
 
 import pandas as pd
 
+from membench.io import atomic_write_parquet
 from membench.jobs.job import Job
+from membench.report.difficulty import difficulty_plot, difficulty_table, question_features
 from membench.report.plots import curve_plot, group_plot
 
 
 def rule_plots(job: Job) -> None:
-    """Rule plots: a dataset's recall curve and group bars."""
-    summary, dataset, p = pd.read_parquet(job.input.summary), job.wildcards.dataset, job.params
+    """Rule plots: a dataset's recall curve and group bars, then its difficulty table and plot."""
+    i, p, dataset = job.input, job.params, job.wildcards.dataset
     note = "SUBSET RUN · " if p.subset else ""
+    summary = pd.read_parquet(i.summary)
     curve_plot(summary, dataset, p.curve, job.output.path("curve"), note)
     group_plot(summary, dataset, p.breakdown, job.output.path("groups"), note)
+    features = question_features(*(pd.read_parquet(f) for f in (i.questions, i.qrels, i.haystacks, i.turns)))
+    scores = {a: pd.read_parquet(f) for a, f in zip(p.adapters, job.input.paths("scores"), strict=True)}
+    frame = difficulty_table(dataset, features, scores, p.breakdown)
+    atomic_write_parquet(frame, job.output.path("difficulty"))
+    difficulty_plot(frame, dataset, job.output.path("difficulty_plot"), note)

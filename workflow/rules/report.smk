@@ -28,29 +28,6 @@ rule tables:
         "../../scripts/tables.py"
 
 
-rule difficulty:
-    input:
-        questions="results/{dataset}/questions.parquet",
-        qrels="results/{dataset}/qrels.parquet",
-        haystacks="results/{dataset}/haystacks.parquet",
-        turns="results/{dataset}/turns.parquet",
-        scores=lambda w: [f"results/{d}/scores/{a}.parquet" for d, a in RUNS if d == w.dataset],
-    output:
-        table="results/{dataset}/difficulty.parquet",
-        plot=report("results/plots/{dataset}_difficulty.png", category="Plots", caption="../report/groups.rst"),
-    params:
-        adapters=lambda w: [a for d, a in RUNS if d == w.dataset],
-        breakdown=lambda w: dataset_benchmark(w).breakdown,
-        subset=config["subset"],
-        code=script_version("scripts/difficulty.py"),
-    log:
-        "logs/difficulty/{dataset}.log",
-    conda:
-        ENV
-    script:
-        "../../scripts/difficulty.py"
-
-
 rule per_question:
     input:
         scores=dataset_score_files,
@@ -76,13 +53,24 @@ localrules:
     report,
 
 
+# A dataset's plots and its miss analysis (where runs miss, by question difficulty: a table and a plot): one job,
+# since a job's start-up and matplotlib's import cost more than drawing them.
 rule plots:
     input:
         summary="results/{dataset}/summary.parquet",
+        questions="results/{dataset}/questions.parquet",
+        qrels="results/{dataset}/qrels.parquet",
+        haystacks="results/{dataset}/haystacks.parquet",
+        turns="results/{dataset}/turns.parquet",
+        scores=lambda w: [f"results/{d}/scores/{a}.parquet" for d, a in RUNS if d == w.dataset],
     output:
+        difficulty="results/{dataset}/difficulty.parquet",
+        difficulty_plot=report("results/plots/{dataset}_difficulty.png", category="Plots",
+                               caption="../report/groups.rst"),
         curve=report("results/plots/{dataset}_curve.png", category="Plots", caption="../report/curve.rst"),
         groups=report("results/plots/{dataset}_groups.png", category="Plots", caption="../report/groups.rst"),
     params:
+        adapters=lambda w: [a for d, a in RUNS if d == w.dataset],
         curve=lambda w: dataset_benchmark(w).curve,
         breakdown=lambda w: dataset_benchmark(w).breakdown,
         subset=config["subset"],
