@@ -46,7 +46,7 @@ def rule_scripts() -> dict[str, tuple[str, str | None]]:
 
 def test_every_rule_carries_the_code_version_of_its_own_script():
     rules = rule_scripts()
-    assert len(rules) == 28 and {s for s, _ in rules.values()} == {
+    assert len(rules) == 27 and {s for s, _ in rules.values()} == {
         f"scripts/{p.name}" for p in (REPO / "scripts").glob("*.py")}
     for name, (script, code) in rules.items():
         # download's files are pinned by their sha256: no edit can change them, and a rerun would fetch again
@@ -129,11 +129,10 @@ def test_an_edit_to_any_module_or_data_file_reruns_exactly_the_rules_that_reach_
                    "membench/report/judge_trust.py", "membench/benchmarks/locomo/answer_f1.py", "membench/benchmarks/procedural/extended.py"):
         assert "report.py" in changed[module], module
     assert changed["membench/prompts/answer.txt"] and "embed.py" not in changed["membench/adapters/bm25.py"]
-    # issue 32: per_question's stage (membench.stages.per_question -> membench.report.artifacts) imports
-    # membench.machine.environment, which imports
-    # membench.machine.cpu; an edit to either reruns per_question
+    # issue 32: the per-question table's writer (membench.report.artifacts, now in aggregate's stage) imports
+    # membench.machine.environment, which imports membench.machine.cpu; an edit to either reruns aggregate
     for module in ("membench/machine/cpu.py", "membench/machine/environment.py", "membench/machine/__init__.py"):
-        assert "per_question.py" in changed[module], module
+        assert "aggregate.py" in changed[module], module
 
 
 RUN_SCRIPT = r"""
@@ -173,9 +172,10 @@ def run_rule_script(script: str, named: dict, tmp_path: Path) -> list[str]:
 
 
 def test_a_rule_job_loads_no_project_module_outside_its_code_version(tmp_path):
-    """The closure walk and grimp both read import statements. This runs rule per_question's script (the rule
-    issue 32 names) and checks that every membench module the job loaded, at import or while it ran (a lazy or a
-    dynamic import included), is in the script's code version."""
+    """The closure walk and grimp both read import statements. This runs rule aggregate's script (which writes the
+    per-question table, the job issue 32 names, and looks its benchmark up by name) and checks that every membench
+    module the job loaded, at import or while it ran (a lazy or a dynamic import included), is in the script's code
+    version."""
     scores = []
     for adapter in ("bm25", "dense"):
         frame = pd.DataFrame({"question_id": ["q1", "q1"], "metric": ["m@1", "m@5"], "value": [0.0, 1.0],
@@ -183,8 +183,13 @@ def test_a_rule_job_loads_no_project_module_outside_its_code_version(tmp_path):
                               "skip": [None] * 2})
         scores.append(str(tmp_path / f"{adapter}.parquet"))
         frame.to_parquet(scores[-1])
-    named = {"input": {"scores": scores},
-             "output": {"parquet": str(tmp_path / "pq.parquet"), "csv": str(tmp_path / "pq.csv")},
-             "params": {"adapters": ["bm25", "dense"], "subset": None}}
-    assert run_rule_script("scripts/per_question.py", named, tmp_path) == []
-    assert (tmp_path / "pq.csv").is_file()  # the job really ran
+    pd.DataFrame({"question_id": ["q1"]}).to_parquet(tmp_path / "questions.parquet")
+    named = {"input": {"scores": scores, "questions": str(tmp_path / "questions.parquet")},
+             "output": {name: str(tmp_path / f"{name}.parquet")
+                        for name in ("summary", "significance", "per_question")}
+             | {"per_question_csv": str(tmp_path / "pq.csv")},
+             "params": {"score_keys": [["d", "bm25"], ["d", "dense"]], "kind": "procedural", "cluster": False,
+                        "ablation": [], "baseline": "bm25", "resamples": 10, "seed": 0, "subset": None},
+             "wildcards": {"dataset": "d"}}
+    assert run_rule_script("scripts/aggregate.py", named, tmp_path) == []
+    assert (tmp_path / "pq.csv").is_file() and (tmp_path / "summary.parquet").is_file()  # the job really ran

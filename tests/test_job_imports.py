@@ -10,7 +10,7 @@ import sys
 
 from conftest import REPO
 
-LIGHT = ("score", "score_published", "score_logged", "item_tokens", "aggregate", "summary", "per_question",
+LIGHT = ("score", "score_published", "score_logged", "item_tokens", "aggregate", "summary",
          "plots", "tables", "report", "explorer", "rank", "rank_part", "embedded", "ingest", "parse")
 HEAVY = ("openai", "scipy.stats", "torch", "sentence_transformers")
 

@@ -158,7 +158,7 @@ def test_an_edit_inside_a_path_folder_reruns_its_chain_and_nothing_of_another_da
             ("parse", "procedural"), ("ingest", "procedural"), ("embed_texts", "procedural"),
             ("embed", "locomo+procedural"), ("embed", "locomo+procedural"), ("embedded", "procedural"),
             *[(rule, "procedural") for rule in ("rank", "score") for _ in ("bm25", "dense", "action-only")],
-            ("aggregate", "procedural"), ("plots", "procedural"), ("per_question", "procedural"),
+            ("aggregate", "procedural"), ("plots", "procedural"),
             ("item_tokens", "procedural"), ("efficiency", "procedural"),
             ("summary", None), ("tables", None), ("explorer", None), ("report", None)], key=str)
 

@@ -28,24 +28,6 @@ rule tables:
         "../../scripts/tables.py"
 
 
-rule per_question:
-    input:
-        scores=dataset_score_files,
-    output:
-        parquet="results/{dataset}/per_question.parquet",
-        csv="results/{dataset}/per_question.csv",
-    params:
-        adapters=lambda w: [a for _, a in dataset_score_keys(w)],
-        subset=config["subset"],
-        code=script_version("scripts/per_question.py"),
-    log:
-        "logs/per_question/{dataset}.log",
-    conda:
-        ENV
-    script:
-        "../../scripts/per_question.py"
-
-
 # Seconds of work: run beside snakemake rather than wait in a cluster queue.
 localrules:
     plots,

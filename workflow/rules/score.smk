@@ -104,8 +104,8 @@ localrules:
     summary,
 
 
-# Means with CIs and paired tests, per dataset: a dataset's figures (and its plots) are redone only when its
-# own scores change.
+# Means with CIs, paired tests and the wide per-question table, per dataset: a dataset's figures (and its plots) are
+# redone only when its own scores change.
 rule aggregate:
     input:
         scores=dataset_score_files,
@@ -113,6 +113,8 @@ rule aggregate:
     output:
         summary="results/{dataset}/summary.parquet",
         significance="results/{dataset}/significance.parquet",
+        per_question="results/{dataset}/per_question.parquet",
+        per_question_csv="results/{dataset}/per_question.csv",
     params:
         score_keys=dataset_score_keys,
         kind=lambda w: dataset_spec(w)["kind"],
@@ -121,6 +123,7 @@ rule aggregate:
         baseline=config["baseline"],
         resamples=config["report"]["bootstrap_resamples"],
         seed=config["report"]["seed"],
+        subset=config["subset"],
         code=script_version("scripts/aggregate.py"),
     log:
         "logs/aggregate/{dataset}.log",
