@@ -50,14 +50,14 @@ def _score_columns(scores: pd.DataFrame, metrics: Sequence[str], ids: Sequence[s
 
 
 def _top(ranked: pd.DataFrame, gold: Mapping[tuple[str, str], set[str]], ids: Sequence[str]) -> dict[str, list]:
-    """granularity -> per question its top k as [item_id, score, gold?]."""
+    """granularity -> per question its top k as [item_id, score, gold?]. One pass over plain columns: a run holds a
+    list per question and granularity, too many for a pandas group each."""
     top = ranked[ranked["rank"] <= TOP_K].sort_values(["granularity", "question_id", "rank"])
-    out: dict[str, list] = {}
-    for gran, rows in top.groupby("granularity", sort=True):
-        by_q = {q: [[i, round(float(s), 4), int(i in gold.get((q, gran), ()))] for i, s in zip(g.item_id, g.score)]
-                for q, g in rows.groupby("question_id", sort=False)}
-        out[str(gran)] = [by_q.get(q, []) for q in ids]
-    return out
+    lists: dict[Any, dict[str, list]] = {}
+    for gran, q, i, s in zip(top.granularity.tolist(), top.question_id.tolist(), top.item_id.tolist(),
+                             top.score.tolist()):
+        lists.setdefault(gran, {}).setdefault(q, []).append([i, round(float(s), 4), int(i in gold.get((q, gran), ()))])
+    return {str(gran): [by_q.get(q, []) for q in ids] for gran, by_q in lists.items()}
 
 
 def significance_table(significance: pd.DataFrame, dataset: str, metrics: Sequence[str]) -> dict[str, dict]:
@@ -153,13 +153,36 @@ def haystack_sessions(turns: pd.DataFrame, haystacks: pd.DataFrame, payload: Map
     """haystack id -> the sessions (with their turns' text) that its questions' gold or top-k items lie in.
     Only those: a LongMemEval-S haystack holds ~50 sessions, its questions touch a handful."""
     sessions_of = haystacks.sort_values("position").groupby("haystack_id").session_key.apply(list).to_dict()
-    by_key = {k: g.sort_values("turn_index") for k, g in turns.groupby("session_key", sort=False)}
+    ids = _ids_by_session(turns)
     wanted = _wanted_items(payload)
-    out: dict[str, dict] = {}
-    for hay, keys in sessions_of.items():
-        items = wanted.get(hay, set())
-        chosen = [by_key[k] for k in dict.fromkeys(keys) if k in by_key and _touches(by_key[k], items)]  # in order
-        out[hay] = {"sessions": [_session(s) for s in chosen]}
+    chosen = {hay: [k for k in dict.fromkeys(keys) if k in ids and wanted.get(hay, set()) & ids[k]]  # in order
+              for hay, keys in sessions_of.items()}
+    shown = _shown_sessions(turns, {k for keys in chosen.values() for k in keys})
+    return {hay: {"sessions": [shown[k] for k in keys]} for hay, keys in chosen.items()}
+
+
+def _ids_by_session(turns: pd.DataFrame) -> dict[str, set[str]]:
+    """session key -> the ids a gold or top-k item may name in it (its turns' and its own), from whole columns in
+    one pass: there are too many sessions for a pandas group each."""
+    out: dict[str, set[str]] = {}
+    for key, item, session in zip(turns.session_key.tolist(), turns.item_id.tolist(), turns.session_id.tolist()):
+        out.setdefault(key, set()).update((item, session))
+    return out
+
+
+def _shown_sessions(turns: pd.DataFrame, keys: set[str]) -> dict[str, dict[str, Any]]:
+    """session key -> the session as the explorer shows it: id, date (its first turn's), and each turn as
+    [item id, who, text], in turn order; only the sessions in `keys`, whose text is all the explorer ships."""
+    rows = turns[turns.session_key.isin(keys)].sort_values(["session_key", "turn_index"], kind="stable")
+    who = rows.speaker.fillna(rows.role).fillna("")
+    text = rows.text.fillna("").str.slice(0, TEXT_CHARS)
+    out: dict[str, dict[str, Any]] = {}
+    for key, item, session, date, w, t in zip(rows.session_key.tolist(), rows.item_id.tolist(),
+                                              rows.session_id.tolist(), rows.session_date.tolist(), who.tolist(),
+                                              text.tolist()):
+        if key not in out:
+            out[key] = {"id": session, "date": _clean(date), "turns": []}
+        out[key]["turns"].append([item, w, t])
     return out
 
 
@@ -173,19 +196,6 @@ def _wanted_items(payload: Mapping[str, Any]) -> dict[str, set[str]]:
         for hay, items in zip(hays, per_question):
             wanted.setdefault(hay, set()).update(items)
     return wanted
-
-
-def _touches(session: pd.DataFrame, items: set[str]) -> bool:
-    return bool(items & (set(session.item_id) | set(session.session_id)))
-
-
-def _session(rows: pd.DataFrame) -> dict[str, Any]:
-    """One session as the explorer shows it: id, date, and each turn as [item id, who, text]."""
-    first = rows.iloc[0]
-    who = rows.speaker.fillna(rows.role).fillna("")
-    text = rows.text.fillna("").str.slice(0, TEXT_CHARS)
-    return {"id": first.session_id, "date": _clean(first.session_date),
-            "turns": [[i, w, t] for i, w, t in zip(rows.item_id, who, text)]}
 
 
 def qa_answers(frames: Mapping[str, pd.DataFrame], ids: Sequence[str]) -> dict[str, dict[str, list]]:
