@@ -29,10 +29,12 @@ SHARED_DATA = Path(os.environ.get("MEMBENCH_SHARED_DATA", REPO.parent / "shared"
 # The modules that take longest (end-to-end runs, real embedding), longest first. With `-n auto --dist loadfile
 # --no-loadscope-reorder` (pyproject.toml) they go out to the workers first and the many short modules fill in
 # around them, so no long module starts last and keeps one core busy alone. test_slurm.py leads: it mostly
-# waits on the cluster's status polls, which leaves its core to the worker beside it.
-LONGEST_FIRST = ("test_slurm.py", "test_workflow.py", "test_explorer.py", "test_same_figures.py", "test_workflow_models.py",
-                 "test_memory_mem0.py", "test_subset_run.py", "test_embed_stage.py", "test_portable_vectors.py",
-                 "test_gold_permutation.py", "test_onnx_backend.py")
+# waits on the cluster's status polls, which leaves its core to the worker beside it. The local model's modules
+# come next: mem0's extraction prompt alone (8,700 tokens) keeps one core busy for minutes.
+LONGEST_FIRST = ("test_slurm.py", "test_local_model_memory.py", "test_workflow.py", "test_explorer.py",
+                 "test_same_figures.py", "test_workflow_models.py", "test_memory_mem0.py", "test_memory_mcp.py",
+                 "test_local_model.py", "test_subset_run.py", "test_memory_libraries.py", "test_portable_vectors.py",
+                 "test_embed_stage.py", "test_api.py", "test_gold_permutation.py", "test_onnx_backend.py")
 
 
 def pytest_collection_modifyitems(items):
