@@ -4,10 +4,11 @@
         mem0-infer="Memory Extractor" a-mem="structured analysis|memory evolution agent"
 
 Each `name=marker` takes the ok lines whose request text contains `marker` (or one of its `|`-separated
-alternatives; the first name that matches, in the order given; the rest are "other"). Prints per name: calls, prompt and completion tokens, and the time spent calling:
-the gaps between one call's end (`ts`) and the next one's, summed over gaps of at most --gap seconds (a longer gap
-is a run stopped and resumed, not a call). Why: a run resumed over several sessions has no single wall time, and
-a replay from the cache takes none; the ledger is the one record of what the calls cost.
+alternatives; the first name that matches, in the order given; the rest are "other"). Prints per name: calls,
+prompt and completion tokens, and the time spent calling: the gaps between one call's end (`ts`) and the next
+one's, summed over gaps of at most --gap seconds (a longer gap is a run stopped and resumed, not a call).
+Why: a run resumed over several sessions has no single wall time, and a replay from the cache takes none; the
+ledger is the one record of what the calls cost.
 """
 
 from __future__ import annotations
