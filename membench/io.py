@@ -56,6 +56,12 @@ def atomic_write_parquet(df: pd.DataFrame, path: Path) -> None:
         df.to_parquet(tmp, index=False)
 
 
+def read_table(table: str | Path | pd.DataFrame) -> pd.DataFrame:
+    """A Parquet file's table, or the table itself when a caller has already read it (a job that hands the same
+    files to two consumers reads them once)."""
+    return table if isinstance(table, pd.DataFrame) else pd.read_parquet(table)
+
+
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:

@@ -16,6 +16,7 @@ import pandas as pd
 
 from membench.benchmarks.record import Benchmark
 from membench.analysis.stats import bootstrap_matrix, holm, paired_matrix
+from membench.io import read_table
 
 SPLITS = ("all", "tune", "holdout")
 GROUP_COLUMNS = ("question_type", "tier")
@@ -173,14 +174,14 @@ def aggregate(score_files: Iterable[tuple[str, str, Path]], baseline: str, resam
               resampling: Mapping[str, Resampling] | None = None,
               headlines: Mapping[str, Sequence[str]] | None = None,
               ablation: Sequence[str] = (), references: Sequence[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """score_files: (dataset, adapter, path), several paths per pair allowed (retrieval, extended-pool and QA
+    """score_files: (dataset, adapter, path or its table), several per pair allowed (retrieval, extended-pool and QA
     scores carry distinct metric names). `resampling` and `headlines` are per dataset (defaults: question
     unit; no headline family). Every other adapter is also tested against each of the `references` present (the
     QA baselines, on the metrics they share: the answer figures), one Holm family per reference and split
     (`vs-<reference>`). Returns (summary, significance)."""
     parts: dict[str, dict[str, list[pd.DataFrame]]] = {}
     for d, a, p in score_files:
-        parts.setdefault(d, {}).setdefault(a, []).append(pd.read_parquet(p))
+        parts.setdefault(d, {}).setdefault(a, []).append(read_table(p))
     summary, significance = [], []
     for dataset, adapters in parts.items():
         loaded = {a: pd.concat(frames, ignore_index=True) for a, frames in adapters.items()}

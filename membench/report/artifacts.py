@@ -20,7 +20,7 @@ from membench.report.answers import answers_json
 from membench.report.change import change_json
 from membench.report.headlines import ci_text, json_cell
 from membench.machine.environment import run_environment
-from membench.io import atomic_write_parquet, atomic_write_text
+from membench.io import atomic_write_parquet, atomic_write_text, read_table
 from membench.jobs.provenance import REPO
 from membench.report.provenance import git_commit
 
@@ -191,11 +191,12 @@ def write_artifacts(summary: pd.DataFrame, significance: pd.DataFrame, records: 
     return written
 
 
-def per_question_frame(score_files: Mapping[str, list[Path]]) -> pd.DataFrame:
-    """One row per question x adapter, one column per metric (the wide table for spreadsheets)."""
+def per_question_frame(score_files: Mapping[str, list[Path | pd.DataFrame]]) -> pd.DataFrame:
+    """One row per question x adapter, one column per metric (the wide table for spreadsheets); score files, or
+    their tables already read."""
     frames = []
     for adapter, paths in score_files.items():
-        scores = pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+        scores = pd.concat([read_table(p) for p in paths], ignore_index=True)
         wide = scores.pivot(index="question_id", columns="metric", values="value")
         meta = scores.drop_duplicates("question_id").set_index("question_id")[["split", "question_type", "tier", "skip"]]
         frames.append(meta.join(wide).reset_index().assign(adapter=adapter))
