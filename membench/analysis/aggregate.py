@@ -170,8 +170,8 @@ def _question_index(frames: Iterable[pd.DataFrame]) -> pd.Index:
     return pd.Index(pd.unique(pd.concat([f.question_id for f in frames], ignore_index=True)), name="question_id")
 
 
-def aggregate(score_files: Iterable[tuple[str, str, Path]], baseline: str, resamples: int = 10000, seed: int = 0,
-              resampling: Mapping[str, Resampling] | None = None,
+def aggregate(score_files: Iterable[tuple[str, str, Path | pd.DataFrame]], baseline: str, resamples: int = 10000,
+              seed: int = 0, resampling: Mapping[str, Resampling] | None = None,
               headlines: Mapping[str, Sequence[str]] | None = None,
               ablation: Sequence[str] = (), references: Sequence[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """score_files: (dataset, adapter, path or its table), several per pair allowed (retrieval, extended-pool and QA

@@ -21,14 +21,11 @@ from membench.report.judge_trust import calibration_section, rate_ci, stability_
 from membench.report.markdown import table
 from membench.benchmarks.procedural.extended import PREFIX
 from membench.analysis.stats import bootstrap_ci
+from membench.io import read_table
 
 __all__ = ["qa_section", "judge_section", "cost_section", "model_stages_markdown", "mean_ci"]
 
 JUDGE_METRICS = ("P@10", "nDCG@10", "AP", "judged@5", "judged@10")
-
-
-def _frame(x: pd.DataFrame | str | Path) -> pd.DataFrame:
-    return x if isinstance(x, pd.DataFrame) else pd.read_parquet(x)
 
 
 def mean_ci(values: Iterable[float], resamples: int = 10000, seed: int = 0) -> str:
@@ -73,8 +70,8 @@ def qa_section(qa: Mapping[tuple[str, str], pd.DataFrame | str | Path], resample
     """
     if not qa:
         return ""
-    frames = {key: _frame(v) for key, v in qa.items()}
-    calib = {d: _frame(v) for d, v in (calibration or {}).items()}
+    frames = {key: read_table(v) for key, v in qa.items()}
+    calib = {d: read_table(v) for d, v in (calibration or {}).items()}
     judge_fa = {d: {r.group: rate_ci(r.false_accept, r.fa_low, r.fa_high, r.false_accepts, r.should_reject)
                     for r in calibration_summary(c).itertuples(index=False)} for d, c in calib.items()}
     out = ["### Answer-mode QA", "",
@@ -152,7 +149,7 @@ def judge_section(scores: Mapping[tuple[str, str], tuple[Any, Any]],
         for (d, adapter), (official, ext) in sorted(scores.items()):
             if d != dataset:
                 continue
-            official, ext = _frame(official), _frame(ext)
+            official, ext = read_table(official), read_table(ext)
             for m in metrics:
                 rows.append([adapter, m, _metric_means(official, m, resamples, seed),
                              _metric_means(ext, PREFIX + m, resamples, seed)])
@@ -160,7 +157,7 @@ def judge_section(scores: Mapping[tuple[str, str], tuple[Any, Any]],
     if judgments:
         rows = []
         for (dataset, adapter), j in sorted(judgments.items()):
-            j = _frame(j)
+            j = read_table(j)
             ok = j[j.status == "ok"]
             rows.append([dataset, adapter, len(j), len(ok), int((ok.score >= 6).sum()),
                          f"{ok.score.mean():.2f}" if len(ok) else "n/a", int((j.status != "ok").sum())])
