@@ -47,12 +47,19 @@ def ingest_calls(meta: dict) -> dict:
     return meta["memory"]["model_calls"]["memory-ingest"]
 
 
+def ingest_retries(tmp_path, name: str) -> int:
+    """Attempts the transport repeated in run `name` (its cost file): a timeout or error on the local model throws
+    its work away, which the run's logical call count (`ingest_calls`) does not show."""
+    cost = json.loads((tmp_path / name / "cost.json").read_text())
+    return cost["summary"]["stages"]["memory-ingest"].get("retries", 0)
+
+
 @pytest.mark.skipif(importlib.util.find_spec("mem0") is None, reason="mem0ai is not installed ('.[mem0]')")
 def test_mem0_infer_extracts_with_the_local_model(six_turns, embedding_dir, tmp_path):
     """One mem0 `add` of the six turns: one extraction call of ~8,700 prompt tokens; a fresh store asks nothing."""
     params = {"infer": True, "turns_per_add": TURNS, "llm_params": {"max_tokens": 200}}
     first = run_system(six_turns, embedding_dir, tmp_path, MEM0, params, "store-a", "first", 100.0)
-    assert ingest_calls(first) == {"calls": 1, "cache_hits": 0}
+    assert ingest_calls(first) == {"calls": 1, "cache_hits": 0} and ingest_retries(tmp_path, "first") == 0
     again = run_system(six_turns, embedding_dir, tmp_path, MEM0, params, "store-b", "again", 100.0)
     assert ingest_calls(again) == {"calls": 0, "cache_hits": 1}
     runs = [pd.read_parquet(tmp_path / n / "run.parquet") for n in ("first", "again")]
