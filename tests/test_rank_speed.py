@@ -5,11 +5,16 @@ get_scores (bit for bit, on every real LoCoMo conversation), the lexsort order v
 from __future__ import annotations
 
 import numpy as np
+from rank_bm25 import BM25Okapi
 
+from conftest import shared_path
 from membench.adapters.base import order_by_score
 from membench.adapters.bm25 import BM25Index
+from membench.benchmarks.registry import parse_dataset
 from membench.sessions.reader import SessionStore
+from membench.stages.ingest import ingest
 from membench.sessions.view import Document
+from membench.adapters.term_counts import TermCache
 from membench.adapters.text import HaystackCache, word_tokens
 
 
@@ -46,10 +51,11 @@ def test_bm25_postings_give_rank_bm25s_scores_bit_for_bit(ingested):
     compared = 0
     for key in store.haystack_keys():
         documents = store.haystack(key).documents("turn")
-        index = BM25Index([word_tokens(d.text) for d in documents])
+        corpus = [word_tokens(d.text) for d in documents]
+        index, okapi = BM25Index.of_tokens(corpus), BM25Okapi(corpus)
         for query in queries[::10]:
             terms = word_tokens(query.text) + ["zzz-not-a-word"]
-            ours, theirs = index.scores(terms), index._bm25.get_scores(terms)
+            ours, theirs = index.scores(terms), okapi.get_scores(terms)
             assert ours.dtype == theirs.dtype and ours.tobytes() == theirs.tobytes(), (key, query.key)
             compared += 1
     assert compared == 10 * len(queries[::10]) == 1990
@@ -69,3 +75,34 @@ def test_documents_are_built_once_per_haystack_and_each_call_gets_its_own_list(i
     index = cache.get(second)
     assert cache.get(haystack.documents("turn")) is index and cache.builds == 1
     assert cache.get([*second[:-1], Document("x", "other", "s", None, 0)]) is not index and cache.builds == 2
+
+
+def test_counts_remembered_across_haystacks_give_rank_bm25s_scores_bit_for_bit(tmp_path):
+    """One cache over LoCoMo-Plus's first 60 haystacks (each question's own, drawn from the same sessions), with
+    caps small enough that it starts anew several times: every index still scores as a BM25Okapi built alone."""
+    shared_path("locomo-plus", "locomo_plus.json")
+    parse_dataset("locomo-plus", shared_path()).write(tmp_path, {})
+    ingest(tmp_path, tmp_path)
+    store = SessionStore(tmp_path)
+    queries = {key: query for query, key in store.queries()}
+    cache = TermCache(word_tokens, max_ids=100_000)
+    vocabularies, hits = set(), 0
+    keys = store.haystack_keys()[:60]
+    for key in keys:
+        documents = store.haystack(key).documents("turn")
+        vocabulary = cache.fresh()
+        vocabularies.add(id(vocabulary))
+        hits += sum(d.text in cache._memo for d in documents)
+        index = BM25Index([cache(d.text) for d in documents], vocabulary)
+        corpus = [word_tokens(d.text) for d in documents]
+        terms = word_tokens(queries[key].text) + ["zzz-not-a-word"]
+        ours, theirs = index.scores(terms), BM25Okapi(corpus).get_scores(terms)
+        assert ours.tobytes() == theirs.tobytes(), key
+        assert index.vocabulary == {t for doc in corpus for t in doc}
+    assert len(keys) == 60 and len(vocabularies) >= 3 and hits > 5_000  # remembered, and started anew
+
+
+def test_an_index_of_empty_documents_scores_zero():
+    assert BM25Index.of_tokens([]).scores(["a"]).tolist() == []
+    assert BM25Index.of_tokens([[], []]).scores(["a"]).tolist() == [0.0, 0.0]
+    assert BM25Index.of_tokens([["a"], []]).scores(["a"]).tolist() == BM25Okapi([["a"], []]).get_scores(["a"]).tolist()

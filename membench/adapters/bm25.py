@@ -8,51 +8,81 @@ Parameters (BM25Okapi's own defaults): k1 = 1.5, b = 0.75, epsilon = 0.25 (idf f
 
 from __future__ import annotations
 
+import functools
+import math
+import operator
 from typing import Callable, Sequence
 
 import numpy as np
-from rank_bm25 import BM25Okapi
 
 from membench.adapters.base import Adapter
+from membench.adapters.term_counts import TermCache, TermCounts, Vocabulary
 from membench.sessions.view import Document, Query
 from membench.adapters.text import HaystackCache, merge_params, word_tokens
 
 
 class BM25Index:
-    """BM25Okapi over pre-tokenised documents, safe on an empty corpus or one without any token.
+    """BM25Okapi over counted documents, safe on an empty corpus or one without any token.
 
-    `scores` gives exactly `BM25Okapi.get_scores` (same float operations on the same arrays, in the same order;
-    a test compares them bit for bit) but reads each term's document frequencies from postings built once per
-    haystack instead of looking the term up in every document's counts for every query."""
+    `scores` gives exactly `BM25Okapi(corpus).get_scores` (the same float operations on the same numbers, in the same
+    order, idf's floor included; tests/test_rank_speed.py compares them bit for bit on real haystacks), but the
+    documents come counted (`membench.adapters.term_counts`), so a text in many haystacks is tokenised once, and each
+    term's documents are read from postings built once per haystack, not looked up in every document per query."""
 
-    def __init__(self, corpus: list[list[str]], k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25):
-        self.size = len(corpus)
-        self.vocabulary = frozenset(t for doc in corpus for t in doc)
-        # BM25Okapi divides by the corpus size and the mean length: both must be non-zero.
-        self._bm25 = BM25Okapi(corpus, k1=k1, b=b, epsilon=epsilon) if self.vocabulary else None
-        if self._bm25 is not None:
-            bm25 = self._bm25
-            self._length_norm = bm25.k1 * (1 - bm25.b + bm25.b * np.array(bm25.doc_len) / bm25.avgdl)
-            postings: dict[str, tuple[list[int], list[int]]] = {}
-            for i, counts in enumerate(bm25.doc_freqs):
-                for term, n in counts.items():
-                    docs, freqs = postings.setdefault(term, ([], []))
-                    docs.append(i)
-                    freqs.append(n)
-            self._postings = {t: (np.array(d, dtype=np.intp), np.array(f, dtype=np.int64))
-                              for t, (d, f) in postings.items()}
+    def __init__(self, documents: Sequence[TermCounts], vocabulary: Vocabulary, k1: float = 1.5, b: float = 0.75,
+                 epsilon: float = 0.25):
+        self.size, self.k1 = len(documents), k1
+        ids = np.concatenate([d.ids for d in documents]) if documents else np.zeros(0, dtype=np.int64)
+        self._slot: dict[str, int] = {}
+        self.vocabulary: frozenset[str] = frozenset()
+        if not ids.size:  # BM25Okapi divides by the corpus size and the mean length: both must be non-zero
+            return
+        owner = np.repeat(np.arange(self.size, dtype=np.intp), [len(d.ids) for d in documents])
+        by_term = np.argsort(ids, kind="stable")  # each term's documents together, in document order
+        sorted_ids = ids[by_term]
+        starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
+        df = np.diff(np.r_[starts, ids.size])
+        seen = np.argsort(by_term[starts])  # terms in the order they first occur: rank-bm25's idf dict order
+        self._owner, self._freq = owner[by_term], np.concatenate([d.counts for d in documents])[by_term]
+        self._start, self._df = starts[seen].tolist(), df[seen].tolist()
+        self._idf = _okapi_idf(self._df, self.size, epsilon)
+        terms = vocabulary.terms
+        self._slot = {terms[t]: j for j, t in enumerate(sorted_ids[starts][seen].tolist())}
+        self.vocabulary = frozenset(self._slot)
+        lengths = [d.length for d in documents]
+        avgdl = sum(lengths) / self.size
+        self._length_norm = k1 * (1 - b + b * np.array(lengths) / avgdl)
+
+    @classmethod
+    def of_tokens(cls, corpus: Sequence[Sequence[str]], k1: float = 1.5, b: float = 0.75,
+                  epsilon: float = 0.25) -> "BM25Index":
+        """The index of tokenised documents, counted here (nothing remembered)."""
+        vocabulary = Vocabulary()
+        return cls([vocabulary.count(doc) for doc in corpus], vocabulary, k1, b, epsilon)
 
     def scores(self, terms: Sequence[str]) -> np.ndarray:
-        if self._bm25 is None:
-            return np.zeros(self.size)
-        bm25, score = self._bm25, np.zeros(self.size)
+        score = np.zeros(self.size)
+        if not self._slot:
+            return score
         for term in terms:
             q_freq = np.zeros(self.size, dtype=np.int64)
-            if term in self._postings:
-                docs, freqs = self._postings[term]
-                q_freq[docs] = freqs
-            score += (bm25.idf.get(term) or 0) * (q_freq * (bm25.k1 + 1) / (q_freq + self._length_norm))
+            j = self._slot.get(term)
+            idf = 0
+            if j is not None:
+                first, last = self._start[j], self._start[j] + self._df[j]
+                q_freq[self._owner[first:last]] = self._freq[first:last]
+                idf = self._idf[j] or 0
+            score += idf * (q_freq * (self.k1 + 1) / (q_freq + self._length_norm))
         return score
+
+
+def _okapi_idf(document_frequencies: list[int], size: int, epsilon: float) -> list[float]:
+    """BM25Okapi's idf, term by term in its order: log(N - df + 0.5) - log(df + 0.5), each negative one raised to
+    epsilon times the mean (summed left to right, as rank-bm25 sums it)."""
+    of = {df: math.log(size - df + 0.5) - math.log(df + 0.5) for df in set(document_frequencies)}
+    idf = [of[df] for df in document_frequencies]
+    floor = epsilon * (functools.reduce(operator.add, idf, 0) / len(idf))
+    return [floor if value < 0 else value for value in idf]
 
 
 class BM25Adapter(Adapter):
@@ -65,10 +95,12 @@ class BM25Adapter(Adapter):
     def __init__(self, **params):
         super().__init__(**merge_params(self.name, self.defaults, params))
         self._indexes = HaystackCache(self._build_index, maxsize=4)
+        self._terms = TermCache(self.tokenize)
 
     def _build_index(self, documents: Sequence[Document]) -> BM25Index:
         p = self.params
-        return BM25Index([self.tokenize(d.text) for d in documents], p["k1"], p["b"], p["epsilon"])
+        vocabulary, counted = self._terms.fresh(), self._terms
+        return BM25Index([counted(d.text) for d in documents], vocabulary, p["k1"], p["b"], p["epsilon"])
 
     def score(self, query: Query, documents: Sequence[Document]) -> np.ndarray:
         if not documents:

@@ -18,6 +18,7 @@ Ties: haystack position, earliest first (`order_by_score`).
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 import numpy as np
@@ -25,6 +26,7 @@ import numpy as np
 from membench.adapters.base import Adapter
 from membench.adapters.bm25 import BM25Index
 from membench.adapters.date_cues import apply_windows, date_windows, reference_date
+from membench.adapters.term_counts import TermCache, TermCounts, Vocabulary
 from membench.sessions.view import Document, Query
 from membench.adapters.text import STOPWORDS, HaystackCache, merge_params, stem, word_tokens
 
@@ -58,8 +60,8 @@ def analyze(text: str, bigrams: bool = True, stemming: bool = True) -> list[str]
 class V2Index:
     """BM25 over analysed terms, plus the haystack vocabulary for expansion."""
 
-    def __init__(self, corpus: list[list[str]], k1: float, b: float, epsilon: float):
-        self.bm25 = BM25Index(corpus, k1, b, epsilon)
+    def __init__(self, documents: Sequence[TermCounts], vocabulary: Vocabulary, k1: float, b: float, epsilon: float):
+        self.bm25 = BM25Index(documents, vocabulary, k1, b, epsilon)
         self.vocabulary = self.bm25.vocabulary
         self.by_prefix: dict[str, list[str]] = {}
         for term in sorted(self.vocabulary):
@@ -78,11 +80,13 @@ class BM25V2Adapter(Adapter):
     def __init__(self, **params):
         super().__init__(**merge_params(self.name, self.defaults, params))
         self._indexes = HaystackCache(self._build_index, maxsize=4)
+        self._terms = TermCache(functools.partial(analyze, bigrams=bool(self.params["bigrams"]),
+                                                  stemming=bool(self.params["stemming"])))
 
     def _build_index(self, documents: Sequence[Document]) -> V2Index:
         p = self.params
-        return V2Index([analyze(d.text, bool(p["bigrams"]), bool(p["stemming"])) for d in documents],
-                       p["k1"], p["b"], p["epsilon"])
+        vocabulary, counted = self._terms.fresh(), self._terms
+        return V2Index([counted(d.text) for d in documents], vocabulary, p["k1"], p["b"], p["epsilon"])
 
     def expansions(self, query_stems: Sequence[str], index: V2Index) -> list[str]:
         """Extra query terms found in the haystack: synonyms and near-identical longer/shorter stems."""

@@ -52,7 +52,8 @@ class SessionLogSystem(MemorySystem):
         """The turns of these files (with their times) and their BM25 index; rebuilt when a file changes."""
         found = [(e, mtime) for path, mtime in files for e in _turns(path, mtime)]
         p = self.params
-        return found, BM25Index([word_tokens(unit_text(e)) for e, _ in found], p["k1"], p["b"], p["epsilon"])
+        return found, BM25Index.of_tokens([word_tokens(unit_text(e)) for e, _ in found], p["k1"], p["b"],
+                                           p["epsilon"])
 
     def search(self, query: Query, k: int, scope: Scope) -> Sequence[Hit]:
         files = [(scope.directory / key / "events.jsonl") for key in scope.sessions]
