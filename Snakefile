@@ -1,6 +1,6 @@
 # membench: benchmark how well agent-memory systems retrieve the right piece of an agent's past.
 # Stages: [download] -> parse -> ingest -> [facts] -> embed -> rank | rank_memory -> score -> [judge, qa] -> aggregate
-# -> efficiency, tables, plots, explorer -> report. docs/architecture.md draws the DAG; rule x runs membench.stages.x.
+# -> tables, plots (with efficiency), explorer -> report. docs/architecture.md draws the DAG; rule x runs membench.stages.x.
 
 from snakemake.utils import min_version
 

@@ -159,7 +159,7 @@ def test_an_edit_inside_a_path_folder_reruns_its_chain_and_nothing_of_another_da
             ("embed", "locomo+procedural"), ("embed", "locomo+procedural"), ("embedded", "procedural"),
             *[(rule, "procedural") for rule in ("rank", "score") for _ in ("bm25", "dense", "action-only")],
             ("aggregate", "procedural"), ("plots", "procedural"),
-            ("item_tokens", "procedural"), ("efficiency", "procedural"),
+            ("item_tokens", "procedural"),
             ("summary", None), ("tables", None), ("explorer", None), ("report", None)], key=str)
 
         # the same bytes put back with the file's old times: the digest is the old one, nothing to do

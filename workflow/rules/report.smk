@@ -35,8 +35,9 @@ localrules:
     report,
 
 
-# A dataset's plots and its miss analysis (where runs miss, by question difficulty: a table and a plot): one job,
-# since a job's start-up and matplotlib's import cost more than drawing them.
+# A dataset's plots, its miss analysis (where runs miss, by question difficulty: a table and a plot) and its
+# efficiency beside quality (latency, tokens of the top k, recall within a token budget, ingest, store, calls; CIs,
+# efficiency.json and a chart): one job, since a job's start-up and matplotlib's import cost more than drawing them.
 rule plots:
     input:
         summary="results/{dataset}/summary.parquet",
@@ -45,16 +46,31 @@ rule plots:
         haystacks="results/{dataset}/haystacks.parquet",
         turns="results/{dataset}/turns.parquet",
         scores=lambda w: [f"results/{d}/scores/{a}.parquet" for d, a in RUNS if d == w.dataset],
+        rows=lambda w: [f"results/{w.dataset}/efficiency/runs/{a}.parquet" for d, a in RUNS if d == w.dataset],
+        metas=lambda w: [f"results/{w.dataset}/runs/{a}.json" for d, a in RUNS if d == w.dataset],
+        costs=lambda w: [f"results/{w.dataset}/costs/memory-{a}.json" for d, a in RUNS
+                         if d == w.dataset and a in MEMORY_RUNS],
     output:
         difficulty="results/{dataset}/difficulty.parquet",
         difficulty_plot=report("results/plots/{dataset}_difficulty.png", category="Plots",
                                caption="../report/groups.rst"),
         curve=report("results/plots/{dataset}_curve.png", category="Plots", caption="../report/curve.rst"),
         groups=report("results/plots/{dataset}_groups.png", category="Plots", caption="../report/groups.rst"),
+        efficiency_summary="results/{dataset}/efficiency/summary.parquet",
+        efficiency_significance="results/{dataset}/efficiency/significance.parquet",
+        efficiency_record="results/{dataset}/efficiency/efficiency.json",
+        efficiency_plot=report("results/plots/{dataset}_efficiency.png", category="Plots",
+                               caption="../report/efficiency.rst"),
     params:
-        adapters=lambda w: [a for d, a in RUNS if d == w.dataset],
+        runs=lambda w: [a for d, a in RUNS if d == w.dataset],
+        kind=lambda w: dataset_spec(w)["kind"],
         curve=lambda w: dataset_benchmark(w).curve,
         breakdown=lambda w: dataset_benchmark(w).breakdown,
+        cluster=config["report"]["cluster_bootstrap"],
+        ablation=ablated(config),
+        baseline=config["baseline"],
+        resamples=config["report"]["bootstrap_resamples"],
+        seed=config["report"]["seed"],
         subset=config["subset"],
         code=script_version("scripts/plots.py"),
     log:
@@ -63,38 +79,6 @@ rule plots:
         ENV
     script:
         "../../scripts/plots.py"
-
-
-# Efficiency beside quality: latency, tokens of the top k, recall within a token budget, ingest, store, calls.
-rule efficiency:
-    input:
-        rows=lambda w: [f"results/{w.dataset}/efficiency/runs/{a}.parquet" for d, a in RUNS if d == w.dataset],
-        metas=lambda w: [f"results/{w.dataset}/runs/{a}.json" for d, a in RUNS if d == w.dataset],
-        costs=lambda w: [f"results/{w.dataset}/costs/memory-{a}.json" for d, a in RUNS
-                         if d == w.dataset and a in MEMORY_RUNS],
-        questions="results/{dataset}/questions.parquet",
-        scores_summary="results/{dataset}/summary.parquet",
-    output:
-        summary="results/{dataset}/efficiency/summary.parquet",
-        significance="results/{dataset}/efficiency/significance.parquet",
-        record="results/{dataset}/efficiency/efficiency.json",
-        plot=report("results/plots/{dataset}_efficiency.png", category="Plots", caption="../report/efficiency.rst"),
-    params:
-        runs=lambda w: [a for d, a in RUNS if d == w.dataset],
-        kind=lambda w: dataset_spec(w)["kind"],
-        cluster=config["report"]["cluster_bootstrap"],
-        ablation=ablated(config),
-        baseline=config["baseline"],
-        resamples=config["report"]["bootstrap_resamples"],
-        seed=config["report"]["seed"],
-        subset=config["subset"],
-        code=script_version("scripts/efficiency.py"),
-    log:
-        "logs/efficiency/{dataset}.log",
-    conda:
-        ENV
-    script:
-        "../../scripts/efficiency.py"
 
 
 # An offline results explorer (results/explorer/index.html, opened from disk): leaderboard, question browser,
