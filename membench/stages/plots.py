@@ -1,15 +1,20 @@
 """Rule plots: a dataset's metric@k curves and per-group bars, its miss analysis (where runs miss, by question
-difficulty: a table and a plot), as PNGs and Parquet, and its efficiency beside quality (membench.stages.efficiency)."""
+difficulty: a table and a plot), as PNGs and Parquet, and its efficiency beside quality (the `efficiency_*` outputs)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pandas as pd
 
-from membench.io import atomic_write_parquet
+from membench.analysis.aggregate import aggregate_datasets
+from membench.io import atomic_write_parquet, atomic_write_text
 from membench.jobs.job import Job
 from membench.report.difficulty import difficulty_plot, difficulty_table, question_features
+from membench.report.efficiency import efficiency_record
+from membench.report.efficiency_plot import efficiency_plot
 from membench.report.plots import curve_plot, group_plot
-from membench.stages.efficiency import write_efficiency
 
 
 def rule_plots(job: Job) -> None:
@@ -25,3 +30,22 @@ def rule_plots(job: Job) -> None:
     atomic_write_parquet(frame, job.output.path("difficulty"))
     difficulty_plot(frame, dataset, job.output.path("difficulty_plot"), note)
     write_efficiency(job)
+
+
+def write_efficiency(job: Job) -> None:
+    """One dataset's efficiency rows, run metadata and costs -> means with CIs, efficiency.json and the chart (the
+    job's `efficiency_*` outputs; its input `summary` is the dataset's quality summary). In this job because a job of
+    its own paid a fresh process and matplotlib's import for less than a second of work."""
+    p, dataset = job.params, job.wildcards.dataset
+    files = [(dataset, run, Path(f)) for run, f in zip(p.runs, job.input.paths("rows"))]
+    eff_summary, significance = aggregate_datasets(files, {dataset: job.input.path("questions")}, {dataset: job.benchmark},
+                                                   p.baseline, p.resamples, p.seed, p.cluster, p.ablation)
+    atomic_write_parquet(eff_summary, job.output.path("efficiency_summary"))
+    atomic_write_parquet(significance, job.output.path("efficiency_significance"))
+    metas = {run: json.loads(Path(f).read_text(encoding="utf-8")) for run, f in zip(p.runs, job.input.paths("metas"))}
+    costs = {Path(f).stem.removeprefix("memory-"): json.loads(Path(f).read_text(encoding="utf-8"))
+             for f in job.input.paths("costs")}
+    record = efficiency_record(dataset, job.benchmark, metas, costs, pd.read_parquet(job.input.path("summary")),
+                               eff_summary)
+    atomic_write_text(job.output.path("efficiency_record"), json.dumps(record, indent=2, sort_keys=True) + "\n")
+    efficiency_plot(record, job.output.path("efficiency_plot"), "SUBSET RUN · " if p.subset else "")
