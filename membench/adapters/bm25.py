@@ -99,8 +99,7 @@ class BM25Adapter(Adapter):
 
     def _build_index(self, documents: Sequence[Document]) -> BM25Index:
         p = self.params
-        vocabulary, counted = self._terms.fresh(), self._terms
-        return BM25Index([counted(d.text) for d in documents], vocabulary, p["k1"], p["b"], p["epsilon"])
+        return BM25Index(*self._terms.count_all(d.text for d in documents), p["k1"], p["b"], p["epsilon"])
 
     def score(self, query: Query, documents: Sequence[Document]) -> np.ndarray:
         if not documents:

@@ -85,8 +85,7 @@ class BM25V2Adapter(Adapter):
 
     def _build_index(self, documents: Sequence[Document]) -> V2Index:
         p = self.params
-        vocabulary, counted = self._terms.fresh(), self._terms
-        return V2Index([counted(d.text) for d in documents], vocabulary, p["k1"], p["b"], p["epsilon"])
+        return V2Index(*self._terms.count_all(d.text for d in documents), p["k1"], p["b"], p["epsilon"])
 
     def expansions(self, query_stems: Sequence[str], index: V2Index) -> list[str]:
         """Extra query terms found in the haystack: synonyms and near-identical longer/shorter stems."""

@@ -8,7 +8,7 @@ counts each text once (`TermCache`) and an index joins the counts (`membench.ada
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -47,8 +47,8 @@ class Vocabulary:
 
 class TermCache:
     """Each text's `TermCounts` under one analyser, computed once. Bounded: when the counts kept or the vocabulary
-    pass their caps, the next `fresh()` (called before an index is built, never during) starts both anew, so
-    an index never mixes ids of two vocabularies."""
+    pass their caps, the next `count_all` starts both anew before it counts, so an index never mixes ids of two
+    vocabularies."""
 
     def __init__(self, analyze: Callable[[str], Sequence[str]], max_ids: int = 4_000_000,
                  max_terms: int = 500_000):
@@ -58,15 +58,16 @@ class TermCache:
         self._ids_kept = 0
         self.vocabulary = Vocabulary()
 
-    def fresh(self) -> Vocabulary:
-        """The vocabulary the next index's documents are counted in (a new one when the caps were passed)."""
+    def count_all(self, texts: Iterable[str]) -> tuple[list[TermCounts], Vocabulary]:
+        """One index's documents, counted, and the vocabulary their ids belong to. Where the caps were passed, the
+        cache starts anew here, before the first document, never between two documents of one index."""
         if self._ids_kept > self._max_ids or len(self.vocabulary) > self._max_terms:
             self._memo.clear()
             self._ids_kept = 0
             self.vocabulary = Vocabulary()
-        return self.vocabulary
+        return [self._counts(t) for t in texts], self.vocabulary
 
-    def __call__(self, text: str) -> TermCounts:
+    def _counts(self, text: str) -> TermCounts:
         counts = self._memo.get(text)
         if counts is None:
             counts = self._memo[text] = self.vocabulary.count(self._analyze(text))
