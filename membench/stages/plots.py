@@ -29,13 +29,13 @@ def rule_plots(job: Job) -> None:
     frame = difficulty_table(dataset, features, scores, p.breakdown)
     atomic_write_parquet(frame, job.output.path("difficulty"))
     difficulty_plot(frame, dataset, job.output.path("difficulty_plot"), note)
-    write_efficiency(job)
+    write_efficiency(job, summary, note)
 
 
-def write_efficiency(job: Job) -> None:
+def write_efficiency(job: Job, summary: pd.DataFrame, note: str) -> None:
     """One dataset's efficiency rows, run metadata and costs -> means with CIs, efficiency.json and the chart (the
-    job's `efficiency_*` outputs; its input `summary` is the dataset's quality summary). In this job because a job of
-    its own paid a fresh process and matplotlib's import for less than a second of work."""
+    job's `efficiency_*` outputs), beside `summary`, the dataset's quality summary. In this job because a job of its
+    own paid a fresh process and matplotlib's import for less than a second of work."""
     p, dataset = job.params, job.wildcards.dataset
     files = [(dataset, run, Path(f)) for run, f in zip(p.runs, job.input.paths("rows"))]
     eff_summary, significance = aggregate_datasets(files, {dataset: job.input.path("questions")}, {dataset: job.benchmark},
@@ -45,7 +45,6 @@ def write_efficiency(job: Job) -> None:
     metas = {run: json.loads(Path(f).read_text(encoding="utf-8")) for run, f in zip(p.runs, job.input.paths("metas"))}
     costs = {Path(f).stem.removeprefix("memory-"): json.loads(Path(f).read_text(encoding="utf-8"))
              for f in job.input.paths("costs")}
-    record = efficiency_record(dataset, job.benchmark, metas, costs, pd.read_parquet(job.input.path("summary")),
-                               eff_summary)
+    record = efficiency_record(dataset, job.benchmark, metas, costs, summary, eff_summary)
     atomic_write_text(job.output.path("efficiency_record"), json.dumps(record, indent=2, sort_keys=True) + "\n")
-    efficiency_plot(record, job.output.path("efficiency_plot"), "SUBSET RUN · " if p.subset else "")
+    efficiency_plot(record, job.output.path("efficiency_plot"), note)

@@ -183,8 +183,19 @@ EMBEDDING_OPTIONS = {k: config["embedding"][k] for k in ("batch_size", "backend"
 EMBEDDING_RUNS = {a for a, needs in NEEDS.items() if needs.embeddings}  # they wait for the embed stage
 
 
+def dataset_run_names(dataset):
+    """The runs of one dataset, in RUNS order."""
+    return [a for d, a in RUNS if d == dataset]
+
+
+def dataset_run_files(pattern):
+    """An input function: `pattern` filled in for each run of the job's dataset, in RUNS order."""
+    return lambda wildcards: [pattern.format(dataset=wildcards.dataset, run=a)
+                              for a in dataset_run_names(wildcards.dataset)]
+
+
 def embedding_run_names(dataset):
-    return [a for d, a in RUNS if d == dataset and a in EMBEDDING_RUNS]
+    return [a for a in dataset_run_names(dataset) if a in EMBEDDING_RUNS]
 
 
 def run_facts(dataset, adapter):

@@ -45,11 +45,11 @@ rule plots:
         qrels="results/{dataset}/qrels.parquet",
         haystacks="results/{dataset}/haystacks.parquet",
         turns="results/{dataset}/turns.parquet",
-        scores=lambda w: [f"results/{d}/scores/{a}.parquet" for d, a in RUNS if d == w.dataset],
-        rows=lambda w: [f"results/{w.dataset}/efficiency/runs/{a}.parquet" for d, a in RUNS if d == w.dataset],
-        metas=lambda w: [f"results/{w.dataset}/runs/{a}.json" for d, a in RUNS if d == w.dataset],
-        costs=lambda w: [f"results/{w.dataset}/costs/memory-{a}.json" for d, a in RUNS
-                         if d == w.dataset and a in MEMORY_RUNS],
+        scores=dataset_run_files("results/{dataset}/scores/{run}.parquet"),
+        rows=dataset_run_files("results/{dataset}/efficiency/runs/{run}.parquet"),
+        metas=dataset_run_files("results/{dataset}/runs/{run}.json"),
+        costs=lambda w: [f"results/{w.dataset}/costs/memory-{a}.json" for a in dataset_run_names(w.dataset)
+                         if a in MEMORY_RUNS],
     output:
         difficulty="results/{dataset}/difficulty.parquet",
         difficulty_plot=report("results/plots/{dataset}_difficulty.png", category="Plots",
@@ -62,7 +62,7 @@ rule plots:
         efficiency_plot=report("results/plots/{dataset}_efficiency.png", category="Plots",
                                caption="../report/efficiency.rst"),
     params:
-        runs=lambda w: [a for d, a in RUNS if d == w.dataset],
+        runs=lambda w: dataset_run_names(w.dataset),
         kind=lambda w: dataset_spec(w)["kind"],
         curve=lambda w: dataset_benchmark(w).curve,
         breakdown=lambda w: dataset_benchmark(w).breakdown,
