@@ -30,5 +30,14 @@ rule all:
     default_target: True
 
 
+onstart:
+    start_fork_server()
+
+
 onsuccess:
+    FORK_SERVER.stop()
     print_headline()
+
+
+onerror:
+    FORK_SERVER.stop()

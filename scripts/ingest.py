@@ -1,5 +1,9 @@
 """Rule ingest: parsed tables -> gold-free session logs, view tables and scorer-side id maps."""
-from membench.runs.handoff import run_stage
-from membench.stages import ingest
+from membench.jobs.hand_over import hand_over
+
+hand_over()  # a local run's fork server runs the rest in a child that has the imports
+
+from membench.runs.handoff import run_stage  # noqa: E402
+from membench.stages import ingest  # noqa: E402
 
 run_stage(snakemake, ingest.rule_ingest)

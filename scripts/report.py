@@ -1,5 +1,9 @@
 """Rule report: summary, tests, plots, model stages, normalisations and provenance -> results/report.md."""
-from membench.runs.handoff import run_stage
-from membench.stages import report
+from membench.jobs.hand_over import hand_over
+
+hand_over()  # a local run's fork server runs the rest in a child that has the imports
+
+from membench.runs.handoff import run_stage  # noqa: E402
+from membench.stages import report  # noqa: E402
 
 run_stage(snakemake, report.rule_report)

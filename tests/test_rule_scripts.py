@@ -24,6 +24,8 @@ def test_every_script_is_one_run_stage_call_to_its_rules_stage():
                 continue  # imports and the docstring
             if script.stem.startswith("rank") and text.startswith("os.environ.setdefault('OMP_NUM_THREADS'"):
                 continue  # rank jobs keep torch to their `threads:` before it can be imported
+            if text == "hand_over()" and not rest:
+                continue  # a light rule's job goes to the run's fork server (tests/test_fork_server.py)
             rest.append(node)
         assert len(rest) == 1 and isinstance(rest[0], ast.Expr), script  # one statement: the stage call
         call = rest[0].value
@@ -94,3 +96,37 @@ def test_a_job_names_its_files_and_says_what_is_missing(tmp_path):
         job.input.path("parts")
     with pytest.raises(AttributeError, match="no entry named 'scores' \\(has run, parts, facts\\)"):
         job.input.scores
+
+
+FORKED = {"parse", "ingest", "embedded", "score", "score_published", "score_logged", "item_tokens", "aggregate",
+          "summary", "tables", "plots", "explorer", "report"}
+
+
+def _rule_blocks() -> dict[str, str]:
+    """rule name -> its text in workflow/rules/*.smk."""
+    blocks = {}
+    for smk in (REPO / "workflow" / "rules").glob("*.smk"):
+        for block in re.split(r"(?m)^(?=rule )", smk.read_text(encoding="utf-8"))[1:]:
+            blocks[re.match(r"rule (\w+):", block).group(1)] = block
+    return blocks
+
+
+def test_the_light_rules_hand_over_to_the_fork_server_and_the_measured_ones_do_not():
+    """The light rules' scripts call `hand_over()` first, and the server preloads exactly their imports. The rules
+    whose jobs' memory and CPU matter (embedding, ranking, memory systems, model calls) stay processes of their own:
+    Snakemake's `benchmark:` measures a job's own process tree, which for a forked job is the waiting process."""
+    from membench.jobs.fork_server import PREAMBLE, forked_modules, forked_rules
+
+    for script in (REPO / "scripts").glob("*.py"):
+        calls = [ast.unparse(n) for n in ast.parse(script.read_text(encoding="utf-8")).body if isinstance(n, ast.Expr)]
+        if "hand_over()" in calls:
+            assert calls.index("hand_over()") == 1, script  # right after the docstring, before any import runs
+    assert set(forked_rules(REPO / "scripts")) == FORKED
+    blocks = _rule_blocks()
+    assert all(f"scripts/{rule}.py" in blocks[rule] for rule in FORKED)
+    measured = {"embed", "embed_texts", "rank", "rank_part", "rank_memory", "facts_llm", "judge", "qa", "qa_baseline",
+                "qa_calibration"}
+    assert all("benchmark:" in blocks[rule] for rule in measured) and not measured & FORKED
+    assert forked_modules(REPO / "scripts") == sorted(
+        {*PREAMBLE, "membench.jobs.hand_over", "membench.jobs.job", "membench.runs.handoff",
+         *(f"membench.stages.{rule}" for rule in FORKED)})

