@@ -30,7 +30,7 @@ import traceback
 from pathlib import Path
 
 from membench.jobs import hand_over
-from membench.jobs.parent_death import die_with_parent
+from membench.jobs.helper_process import die_with_parent, end
 
 JOURNAL = "MEMBENCH_FORK_SERVER_JOURNAL"  # a file to append "pid<TAB>script<TAB>status" to per job (tests, debugging)
 # Set by Snakemake for every job to its `threads:` (1 for each light rule). OpenBLAS and friends read them once, at
@@ -275,12 +275,7 @@ class ForkServer:
 
     def stop(self) -> None:
         os.environ.pop(hand_over.ENV, None)
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+        end(self.process)
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from membench.errors import InputError
-from membench.jobs.parent_death import die_with_parent
+from membench.jobs.helper_process import die_with_parent, end
 
 __all__ = ["LOCAL_MODEL", "LocalServer", "packaged_gguf", "local_base_url"]
 
@@ -92,12 +92,7 @@ class LocalServer:
         raise RuntimeError(f"the local llama.cpp server did not answer within {START_TIMEOUT:.0f} s")
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+        end(self.process)
         self.process = None
 
 
