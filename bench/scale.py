@@ -9,7 +9,7 @@
 Runs `snakemake --cores N results/report.md` in a fresh work folder with every zero-call built-in (or only the
 runs --adapters names: the BM25 family alone times how parse and scoring (with the retrieval logs) grow with the
 questions, without the embedding), then a no-op rerun (and, to compare it with, Snakemake on an empty workflow,
-and one job's Python start-up: bench/startup.py),
+and one job's Python start-up, fresh and handed to a fork server: bench/startup.py),
 then measures the floor in the same process (bench/floor.py): one `encode` call (batch 64, every core)
 over every distinct text the run's embedding runs need, plus one BM25 pass over the data -- the unavoidable work,
 done once the fastest plain way and timed, not a sampled throughput (`--sample N` gives that quicker estimate,
@@ -42,7 +42,7 @@ from bench.generate_longmemeval import shape_arguments, shape_from  # noqa: E402
 from bench.job_records import by_rule, jobs_run, read_jobs  # noqa: E402
 from bench.lme_shape import NOTICE, Shape, write  # noqa: E402
 from bench.scale_report import print_report  # noqa: E402
-from bench.startup import empty_workflow_seconds, job_startup_seconds  # noqa: E402
+from bench.startup import empty_workflow_seconds, handed_over_startup_seconds, job_startup_seconds  # noqa: E402
 
 
 def shared_datasets(only: list[str] | None = None) -> dict[str, dict[str, Any]]:
@@ -113,6 +113,7 @@ def measure(work: Path, datasets: dict[str, dict[str, Any]], cores: int, sample:
     rerun = snakemake(work, config, cores, work / "snakemake.rerun.log")
     empty = empty_workflow_seconds(cores)
     startup = job_startup_seconds(env=dict(os.environ, PYTHONPATH=str(REPO)))
+    handed_over = handed_over_startup_seconds(REPO, env=dict(os.environ, PYTHONPATH=str(REPO)))
     jobs = read_jobs(work, set(enabled))
     encoder = Encoder(threads=cores)
     found = {name: dataset_texts_or_error(work, name, spec["kind"]) for name, spec in enabled.items()}
@@ -124,7 +125,7 @@ def measure(work: Path, datasets: dict[str, dict[str, Any]], cores: int, sample:
     floor_cpu = (embedding["cpu_s"] if embedding else 0.0) + sum(t.get("floor_cpu_s", 0) for t in texts.values())
     jobs_cpu = sum(j["cpu_s"] or 0 for j in jobs)
     return {"wall_s": wall, "noop_rerun_s": rerun, "empty_workflow_s": empty, "noop_ratio": rerun / empty,
-            "job_startup_s": startup, "floor_s": floor, "ratio": wall / floor if floor else None,
+            "job_startup_s": startup, "handed_over_startup_s": handed_over, "floor_s": floor, "ratio": wall / floor if floor else None,
             "floor_cpu_s": floor_cpu, "jobs_cpu_s": jobs_cpu, "cpu_ratio": jobs_cpu / floor_cpu if floor_cpu else None,
             "embed_stage_s": max((j["s"] or 0 for j in jobs if j["rule"] == "embed"), default=0.0),
             "embed_floor_s": embed_floor, "embed_floor": embedding or f"estimated from {sample} texts per dataset",

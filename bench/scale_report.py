@@ -39,6 +39,8 @@ def print_report(r: dict[str, Any]) -> None:
               f"target <= {TARGETS['noop_ratio']}")
         jobs = sum(v["jobs"] for v in r["jobs_run"].values())
         print(f"{'jobs run; Python start-up of one job (s)':48s} {jobs:10d}   {r['job_startup_s']:.2f} s each")
+        if r.get("handed_over_startup_s") is not None:
+            print(f"{'  the same job handed to the fork server (s)':48s} {'':10s}   {r['handed_over_startup_s']:.2f} s")
     peak = max((j for j in r["jobs"] if j["max_rss_mb"] is not None), key=lambda j: j["max_rss_mb"], default=None)
     if peak:
         print(f"{'peak RSS of any job (GiB)':48s} {peak['max_rss_mb'] / 1024:10.2f}   {peak['job']}, "

@@ -29,12 +29,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(
 
 LOCAL = {"llm": {"provider": "local", "concurrency": 1, "timeout": 600, "budget_usd": 1.0,
                  "local": {"n_ctx": 12288, "threads": 1}}}
-# timeout: mem0's extraction call takes 90 s alone and 230-250 s beside the suite's other worker; at 120 s it timed
-# out, and the server finished the abandoned request before it took the retry (tests/test_local_model_memory.py
-# now asserts no retry)
-# one server for every test here: mem0's extraction prompt alone is ~8,700 tokens. One thread: on this 135M model a
-# second thread does not speed the prompt (7,576 tokens in 62 s on one or two), and its spinning takes the core the
-# suite's other worker needs
+# timeout: mem0's extraction call takes about 2 minutes alone and several beside the suite's other worker; at 120 s
+# it timed out, and the server finished the abandoned request before it took the retry
+# (tests/test_local_model_memory.py now asserts no retry)
+# one server for every test here: mem0's extraction prompt alone is ~8,700 tokens. One thread, for the prompt too
+# (llama.cpp's n_threads_batch): 8,700 tokens took 119 CPU-s on one thread and 140 CPU-s (70 s wall) on two, whose
+# second thread the suite's other worker needs
 
 
 def test_a_json_stage_gets_json_from_the_real_model_and_a_rerun_asks_nothing(tmp_path):

@@ -74,6 +74,7 @@ class LocalServer:
         threads = self.threads or max(1, len(os.sched_getaffinity(0)))
         cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path), "--host", "127.0.0.1",
                "--port", str(port), "--n_ctx", str(self.n_ctx), "--n_threads", str(threads),
+               "--n_threads_batch", str(threads),
                "--model_alias", LOCAL_MODEL]
         out = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115 (the child owns it)
         self.process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
