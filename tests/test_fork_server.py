@@ -48,6 +48,12 @@ def started(scripts: Path) -> ForkServer:
     return running
 
 
+@pytest.fixture(autouse=True)
+def this_membench(monkeypatch):
+    """The server imports membench from where the jobs do (the workflow sets PYTHONPATH to its folder likewise)."""
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+
+
 @pytest.fixture
 def server(tmp_path, monkeypatch):
     monkeypatch.setenv(JOURNAL, str(tmp_path / "journal.tsv"))
@@ -118,6 +124,17 @@ def test_without_a_server_the_job_runs_in_its_own_process(tmp_path):
         assert status == 0 and seen["pid"] == process.pid
 
 
+def test_a_job_without_a_standard_stream_runs_in_its_own_process(server, tmp_path):
+    finished(job(tmp_path, "0"))
+    script = tmp_path / "job.py"
+    closed = subprocess.run([sys.executable, str(script), "0"], cwd=tmp_path / "work", capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO), **dict.fromkeys(THREAD_VARS, "1")},
+                            preexec_fn=lambda: os.close(0), timeout=60)
+    assert closed.returncode == 0, closed.stderr
+    assert json.loads(closed.stdout.splitlines()[0])["ppid"] != server.process.pid
+    assert len(journal(tmp_path)) == 1  # the first job, with its stdin
+
+
 def test_a_job_that_would_import_another_membench_runs_in_its_own_process(server, tmp_path):
     other = tmp_path / "other"
     other.mkdir()
@@ -135,6 +152,19 @@ def test_a_bad_or_vanished_request_leaves_the_server_serving(server, tmp_path):
                 assert json.loads(conn.recv(4096)) == {"refused": "another membench, other thread counts or a bad request"}
     status, seen, _ = finished(job(tmp_path, "0"))
     assert status == 0 and seen["ppid"] == server.process.pid
+
+
+def test_a_job_on_another_python_runs_in_its_own_process(server, tmp_path):
+    """A `--use-conda` job runs on its environment's interpreter: the server's Python is not it."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True)
+    script = tmp_path / "job.py"
+    script.write_text(JOB, encoding="utf-8")
+    (tmp_path / "work").mkdir()
+    done = subprocess.run([str(venv / "bin" / "python"), str(script), "0"], cwd=tmp_path / "work", timeout=60,
+                          env={**os.environ, **dict.fromkeys(THREAD_VARS, "1")}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[0])["ppid"] != server.process.pid and journal(tmp_path) == []
 
 
 def test_a_job_with_other_thread_counts_runs_in_its_own_process(server, tmp_path):

@@ -197,7 +197,9 @@ class Server:
             return None
         if not isinstance(job, dict) or not isinstance(job.get("env"), dict) or not job.get("argv"):
             return None
-        if job.get("membench") != self.origin or any(job["env"].get(v) != os.environ.get(v) for v in THREAD_VARS):
+        if job.get("membench") != self.origin or job.get("python") != hand_over.interpreter():
+            return None
+        if any(job["env"].get(var) != os.environ.get(var) for var in THREAD_VARS):
             return None
         return job
 

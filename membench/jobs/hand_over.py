@@ -35,6 +35,11 @@ def membench_origin() -> str | None:
     return spec.origin if spec else None
 
 
+def interpreter() -> list[str]:
+    """This Python and its environment: a job of a `--use-conda` run runs on the environment's, not Snakemake's."""
+    return [sys.executable, sys.prefix]
+
+
 def umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -44,7 +49,7 @@ def umask() -> int:
 def request() -> bytes:
     """What the child needs to be this job: its script, argv, working directory, environment and umask."""
     return json.dumps({"argv": sys.argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask(),
-                       "membench": membench_origin()}).encode()
+                       "membench": membench_origin(), "python": interpreter()}).encode()
 
 
 def _connect(value: str) -> socket.socket | None:
@@ -75,14 +80,17 @@ def _reply(conn: socket.socket) -> dict | None:
 def hand_over() -> None:
     """Run this job in a child of the fork server and exit with its status; return to run it here."""
     value = os.environ.get(ENV)
-    if _in_child or not value:
-        return
+    if _in_child or not value or None in (sys.stdin, sys.stdout, sys.stderr):
+        return  # (a stream Python found closed at start would be some other file's descriptor by now)
     conn = _connect(value)
     if conn is None:
         return
     with conn:
-        socket.send_fds(conn, [request()], [0, 1, 2])
-        started = _reply(conn)
+        try:
+            socket.send_fds(conn, [request()], [0, 1, 2])
+            started = _reply(conn)
+        except OSError:  # the server went away: nothing ran, so run here
+            return
         if not started or "pid" not in started:
             return  # refused (another membench) or gone before forking: nothing ran, so run here
         child = started["pid"]
