@@ -28,6 +28,8 @@ from collections import Counter
 from functools import lru_cache
 from typing import Any
 
+from membench.benchmarks.locomo.porter import porter_stemmer
+
 __all__ = ["normalize_answer", "f1_score", "f1_multi", "locomo_score", "adversarial_correct",
            "ADVERSARIAL_PHRASES"]
 
@@ -38,11 +40,7 @@ ADVERSARIAL_PHRASES = ("no information available", "not mentioned")
 
 @lru_cache(maxsize=1)
 def _stemmer():
-    try:
-        from nltk.stem import PorterStemmer
-    except ImportError as err:  # pragma: no cover - nltk is a dependency
-        raise ImportError("LoCoMo's token F1 stems with NLTK's PorterStemmer: pip install nltk") from err
-    return PorterStemmer()
+    return porter_stemmer()
 
 
 @lru_cache(maxsize=65536)
