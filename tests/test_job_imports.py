@@ -1,6 +1,8 @@
 """A job is a fresh Python process, and the rules that run once per run or per dataset (score, retrieval logs,
 aggregation, tables, the report) ran ~1 s of imports they never used: scipy.stats through the benchmark registry
-(BEAM's Kendall tau) and openai through `membench.llm` (the prompt files). This pins that they load neither."""
+(BEAM's Kendall tau) and openai through `membench.llm` (the prompt files). This pins that they load neither, and
+that no rule script loads openai, torch or sentence-transformers on import: a model-call job loads openai on its
+first paid attempt (membench.llm.connection), so a rerun that the call cache answers never does."""
 
 from __future__ import annotations
 
@@ -30,9 +32,21 @@ def test_per_run_and_per_dataset_jobs_import_no_model_client_and_no_scipy_stats(
     assert loaded.stdout.split() == []
 
 
+def test_no_rule_script_loads_a_model_library_on_import():
+    names = sorted(p.stem for p in (REPO / "scripts").glob("*.py"))
+    assert {"judge", "qa", "facts_llm", "embed", "rank_memory"} <= set(names)
+    statements = [s for name in names for s in script_imports(name)]
+    probe = "\n".join(statements + ["import sys", f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"])
+    loaded = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
+    assert loaded.stdout.split() == []
+
+
 def test_the_probe_sees_a_heavy_import():
-    """The same probe on a script that does call a model: openai is loaded there, so an empty answer above means
-    something."""
-    probe = "\n".join(script_imports("judge") + ["import sys", "print('openai' in sys.modules)"])
+    """The same probe after the judge script's imports and its client's first connection: openai is loaded then,
+    so an empty answer above means something."""
+    probe = "\n".join(script_imports("judge") + [
+        "import sys", "from membench.llm.connection import OpenAIConnection",
+        "before = 'openai' in sys.modules", "OpenAIConnection('http://127.0.0.1:9/v1', 'sk-x', 1.0)()",
+        "print(before, 'openai' in sys.modules)"])
     assert subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True,
-                          check=True).stdout.strip() == "True"
+                          check=True).stdout.split() == ["False", "True"]

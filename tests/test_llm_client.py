@@ -125,6 +125,33 @@ def test_cache_hit_makes_zero_requests(fake_server, tmp_path):
     assert fake_server.total == 7
 
 
+CACHED_RUN = r"""
+import json, sys
+from membench.llm.cache import CallCache
+from membench.llm.client import LLMClient
+from membench.llm.pricing import CostMeter
+url, cache, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+msgs = [[{"role": "system", "content": "You grade relevance.\nTASK: grade"},
+         {"role": "user", "content": f"INPUT: question {i} / passage {i}"}] for i in range(n)]
+with LLMClient("fake-model", url, api_key="sk-x", cache=CallCache(cache), meter=CostMeter({})) as client:
+    replies = client.complete_many(msgs, stage="judge", progress=False)
+    print(json.dumps({"cached": sum(r.cached for r in replies), "openai": "openai" in sys.modules}))
+"""
+
+
+def test_a_stage_the_cache_answers_never_imports_openai(fake_server, tmp_path):
+    """The openai package (about 1 s to import) is loaded on the first paid attempt, not with the client."""
+    def fresh(n: int) -> dict:
+        done = subprocess.run([sys.executable, "-c", CACHED_RUN, fake_server.url, str(tmp_path / "calls.jsonl"),
+                               str(n)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout)
+
+    assert fresh(3) == {"cached": 0, "openai": True} and fake_server.total == 3
+    assert fresh(3) == {"cached": 3, "openai": False} and fake_server.total == 3
+    assert fresh(4) == {"cached": 3, "openai": True} and fake_server.total == 4
+
+
 def test_duplicates_in_one_batch_are_asked_once_and_order_kept(fake_server, tmp_path):
     fake_server.delay = 0.05
     client = make_client(fake_server, tmp_path, concurrency=3)

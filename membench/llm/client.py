@@ -28,10 +28,9 @@ from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, as_co
 from contextlib import contextmanager
 from typing import Any
 
-import openai
-
 from membench.llm.apikey import ApiKey
 from membench.llm.cache import CallCache, make_key
+from membench.llm.connection import OpenAIConnection
 from membench.llm.errors import LLMConfigError, LLMError, StopRequested, stop_message
 from membench.llm.policy import CallPolicy
 from membench.llm.pricing import BudgetExceeded, CostMeter
@@ -76,8 +75,7 @@ class LLMClient:
         self._pending: set[Future] = set()
         self._pending_guard = threading.RLock()
         self._key = ApiKey.resolve(api_key, api_key_env, base_url)
-        self._openai = openai.OpenAI(base_url=base_url, api_key=self._key.reveal(), max_retries=0,
-                                     timeout=self.policy.timeout)  # retries are the transport's
+        self._openai = OpenAIConnection(base_url, self._key.reveal(), self.policy.timeout)  # built when first needed
         transport = Transport(self._openai, self.model, base_url, api_key_env, self.meter, self._stop, self.redact,
                               cache.path, self.policy, sleep=sleep)
         self._requests = RequestRunner(self.model, cache, self.meter, transport, self.policy, self.redact)

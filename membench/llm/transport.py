@@ -18,16 +18,18 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-import openai
 import tenacity
 
 from membench.llm.errors import LLMConfigError
 from membench.llm.policy import CallPolicy
 from membench.llm.pricing import CostMeter
 from membench.llm.stopping import StopFlag
+
+if TYPE_CHECKING:
+    import openai
 
 log = logging.getLogger("membench.llm")
 
@@ -122,7 +124,7 @@ class _StoppedBefore(Exception):
 class Transport:
     """Makes paid completions for one model at one endpoint, retrying transient errors (module docstring)."""
 
-    openai_client: openai.OpenAI
+    openai_client: Callable[[], openai.OpenAI]  # built on the first attempt (client.OpenAIConnection)
     model: str
     base_url: str | None
     api_key_env: str
@@ -161,8 +163,10 @@ class Transport:
             return Outcome(attempts=attempts, error=f"{exc.reason}; gave up after {attempts} attempts")
 
     def _attempt(self, messages: list, params: dict, stage: str, attempt: int) -> Outcome:
+        import openai  # here, not at the top: a stage that the call cache answers never loads it (about 1 s)
+
         try:
-            resp = self.openai_client.chat.completions.create(model=self.model, messages=messages, **params)
+            resp = self.openai_client().chat.completions.create(model=self.model, messages=messages, **params)
         except openai.APIStatusError as exc:
             self.meter.release()
             status, detail = exc.status_code, self.redact(getattr(exc, "message", "") or exc)
