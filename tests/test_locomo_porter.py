@@ -29,7 +29,8 @@ F1_ALONE = r"""
 import json, sys
 from membench.benchmarks.locomo.answer_f1 import f1_score
 value = f1_score("She was running with the dogs", "ran with dogs")
-print(json.dumps({"f1": value, "loaded": sorted(m for m in sys.modules if m.split(".")[0] in ("nltk", "scipy", "sklearn"))}))
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("nltk", "scipy", "sklearn"))
+print(json.dumps({"f1": value, "loaded": loaded}))
 """
 
 

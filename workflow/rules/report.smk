@@ -31,6 +31,7 @@ rule tables:
 # Seconds of work: run beside snakemake rather than wait in a cluster queue.
 localrules:
     plots,
+    tables,
     explorer,
     report,
 
