@@ -124,7 +124,7 @@ class _StoppedBefore(Exception):
 class Transport:
     """Makes paid completions for one model at one endpoint, retrying transient errors (module docstring)."""
 
-    openai_client: Callable[[], openai.OpenAI]  # built on the first attempt (client.OpenAIConnection)
+    openai_client: Callable[[], openai.OpenAI]  # built on the first attempt (llm.connection.OpenAIConnection)
     model: str
     base_url: str | None
     api_key_env: str
