@@ -130,9 +130,7 @@ import json, sys
 from membench.llm.cache import CallCache
 from membench.llm.client import LLMClient
 from membench.llm.pricing import CostMeter
-url, cache, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-msgs = [[{"role": "system", "content": "You grade relevance.\nTASK: grade"},
-         {"role": "user", "content": f"INPUT: question {i} / passage {i}"}] for i in range(n)]
+url, cache, msgs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 with LLMClient("fake-model", url, api_key="sk-x", cache=CallCache(cache), meter=CostMeter({})) as client:
     replies = client.complete_many(msgs, stage="judge", progress=False)
     print(json.dumps({"cached": sum(r.cached for r in replies), "openai": "openai" in sys.modules}))
@@ -142,8 +140,9 @@ with LLMClient("fake-model", url, api_key="sk-x", cache=CallCache(cache), meter=
 def test_a_stage_the_cache_answers_never_imports_openai(fake_server, tmp_path):
     """The openai package (about 1 s to import) is loaded on the first paid attempt, not with the client."""
     def fresh(n: int) -> dict:
-        done = subprocess.run([sys.executable, "-c", CACHED_RUN, fake_server.url, str(tmp_path / "calls.jsonl"),
-                               str(n)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        msgs = json.dumps([grade_msgs(i) for i in range(n)])
+        done = subprocess.run([sys.executable, "-c", CACHED_RUN, fake_server.url, str(tmp_path / "calls.jsonl"), msgs],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr[-3000:]
         return json.loads(done.stdout)
 
