@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from conftest import ingested_opening
 from membench.benchmarks.registry import benchmark
+from membench.llm import local_server
 from membench.llm.local_server import LOCAL_MODEL
 from membench.memory.run import MemoryRunStopped
 from membench.runs.request import RunFiles, RunRequest
@@ -43,6 +45,12 @@ def run_system(folder, embedding_dir, tmp_path, system: tuple[str, str], params:
     return json.loads((out / "run.json").read_text())
 
 
+def peak_rss_gib(pid: int) -> float:
+    """A live process's peak resident memory (the kernel's VmHWM)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))) / 2**20
+
+
 def ingest_calls(meta: dict) -> dict:
     return meta["memory"]["model_calls"]["memory-ingest"]
 
@@ -60,6 +68,8 @@ def test_mem0_infer_extracts_with_the_local_model(six_turns, embedding_dir, tmp_
     params = {"infer": True, "turns_per_add": TURNS, "llm_params": {"max_tokens": 200}}
     first = run_system(six_turns, embedding_dir, tmp_path, MEM0, params, "store-a", "first", 100.0)
     assert ingest_calls(first) == {"calls": 1, "cache_hits": 0} and ingest_retries(tmp_path, "first") == 0
+    # the server kept no per-token logits of that prompt (`--logits_all false`): with them its peak was 2.5 GB
+    assert max(peak_rss_gib(server.process.pid) for server in local_server._servers.values()) < 1.2
     again = run_system(six_turns, embedding_dir, tmp_path, MEM0, params, "store-b", "again", 100.0)
     assert ingest_calls(again) == {"calls": 0, "cache_hits": 1}
     runs = [pd.read_parquet(tmp_path / n / "run.parquet") for n in ("first", "again")]

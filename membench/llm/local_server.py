@@ -63,6 +63,9 @@ class LocalServer:
     url: str | None = None
 
     def start(self, log_path: Path | None = None) -> str:
+        """Start the server. `--logits_all false`: the server's default keeps the logits of every prompt token, which
+        no call here reads (membench asks for no logprobs): on mem0's 8,570-token extraction prompt that is 1.7 GB
+        of peak RSS (2.5 GB against 0.75 GB) and 8% of the prompt's time, for the same reply."""
         if not self.model_path.is_file():
             raise InputError("config", f"no GGUF model at {self.model_path}", field="llm.local.model_path")
         try:
@@ -74,7 +77,7 @@ class LocalServer:
         threads = self.threads or max(1, len(os.sched_getaffinity(0)))
         cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path), "--host", "127.0.0.1",
                "--port", str(port), "--n_ctx", str(self.n_ctx), "--n_threads", str(threads),
-               "--n_threads_batch", str(threads),
+               "--n_threads_batch", str(threads), "--logits_all", "false",
                "--model_alias", LOCAL_MODEL]
         out = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115 (the child owns it)
         self.process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
