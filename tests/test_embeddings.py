@@ -64,6 +64,22 @@ def test_cache_persists_across_instances_and_loads_the_model_lazily(tmp_path):
     assert other_model.misses == 1  # the model id is part of the key
 
 
+def test_rows_from_shards_and_new_blocks_come_back_in_the_order_asked(tmp_path):
+    """encode gathers each text's row from wherever it lives (two shards on disk, a block embedded now), in the order
+    of the texts asked, repeats included: the stand-in model's [len, count of 'a', 1], normalised, row by row."""
+    for batch in (["a", "bb"], ["ccc", "aaaa"]):
+        writer = EmbeddingCache(tmp_path, encoder=CountingEncoder(), model_id="m")
+        writer.encode(batch)
+        writer.flush()
+    cache = EmbeddingCache(tmp_path, encoder=CountingEncoder(), model_id="m")
+    asked = ["aaaa", "new a", "a", "bb", "aaaa", "ccc", "new a"]
+    out = cache.encode(asked)
+    assert (cache.hits, cache.misses) == (6, 1) and len(cache._blocks) == 3
+    raw = np.array([[len(t), t.count("a"), 1.0] for t in asked])
+    np.testing.assert_array_equal(out, (raw / np.linalg.norm(raw, axis=1, keepdims=True)).astype(np.float32))
+    assert out.dtype == np.float32 and out.flags.c_contiguous
+
+
 def test_partial_writes_do_not_corrupt_the_cache(tmp_path):
     cache = EmbeddingCache(tmp_path, encoder=CountingEncoder(), model_id="m")
     cache.encode(["apple"])

@@ -200,7 +200,18 @@ class EmbeddingCache:
         keys = self.ensure(texts)
         if not keys:
             return np.zeros((0, self.dim or 0), dtype=np.float32)
-        return np.stack([self._blocks[b][r] for b, r in map(self._where.__getitem__, keys)]).astype(np.float32)
+        return self._gather([self._where[key] for key in keys])
+
+    def _gather(self, where: Sequence[tuple[int, int]]) -> np.ndarray:
+        """The rows at `where` ((block, row) pairs), in order: one fancy-indexed copy per block instead of a view
+        per row (a memmap view per row cost a dense rank job on LoCoMo-Plus over a second); the same bytes."""
+        blocks = np.fromiter((b for b, _ in where), dtype=np.intp, count=len(where))
+        rows = np.fromiter((r for _, r in where), dtype=np.intp, count=len(where))
+        out = np.empty((len(where), self._blocks[int(blocks[0])].shape[1]), dtype=np.float32)
+        for block in np.unique(blocks).tolist():
+            at = np.flatnonzero(blocks == block)
+            out[at] = self._blocks[block][rows[at]]
+        return out
 
     def ensure(self, texts: Sequence[str]) -> list[bytes]:
         """Embed (in one model call) whichever of `texts` are not cached yet; returns every text's key."""
