@@ -211,6 +211,18 @@ def real_datasets(longmemeval_dir: Path, locomo_dir: Path, procedural_dir: Path)
     }
 
 
+def fresh_python(code: str, *args: str, env: dict | None = None, timeout: float = 300):
+    """Run `code` in a new interpreter (python -c, in the repository, `args` as its argv): the check sees only what
+    `code` itself imports, never what another test loaded into this process. Returns the JSON it printed."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
 def run_snakemake(work: Path, config_file: Path, *args: str, pythonpath: tuple[Path, ...] = (),
                   env: dict | None = None):
     """Run the workflow in `work` (as its own working directory) with config.yaml + `config_file`."""

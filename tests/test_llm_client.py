@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import fresh_python
 from membench.config import SCHEMA
 from membench.errors import InputError
 from membench.llm.cache import CallCache, make_key
@@ -141,10 +142,7 @@ def test_a_stage_the_cache_answers_never_imports_openai(fake_server, tmp_path):
     """The openai package (about 1 s to import) is loaded on the first paid attempt, not with the client."""
     def fresh(n: int) -> dict:
         msgs = json.dumps([grade_msgs(i) for i in range(n)])
-        done = subprocess.run([sys.executable, "-c", CACHED_RUN, fake_server.url, str(tmp_path / "calls.jsonl"), msgs],
-                              cwd=ROOT, capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr[-3000:]
-        return json.loads(done.stdout)
+        return fresh_python(CACHED_RUN, fake_server.url, str(tmp_path / "calls.jsonl"), msgs, timeout=120)
 
     assert fresh(3) == {"cached": 0, "openai": True} and fake_server.total == 3
     assert fresh(3) == {"cached": 3, "openai": False} and fake_server.total == 3

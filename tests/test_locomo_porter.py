@@ -5,11 +5,7 @@ fresh interpreter, where nothing has imported nltk yet (in this one, another tes
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
-from conftest import REPO
+from conftest import fresh_python
 
 SAME_STEMS = r"""
 import json, re, sys
@@ -32,13 +28,6 @@ value = f1_score("She was running with the dogs", "ran with dogs")
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("nltk", "scipy", "sklearn"))
 print(json.dumps({"f1": value, "loaded": loaded}))
 """
-
-
-def fresh_python(code: str, *args: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout)
 
 
 def test_the_light_stemmer_stems_every_locomo_word_as_nltk_does(locomo_dir):

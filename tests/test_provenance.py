@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import fresh_python
+
 REPO = Path(__file__).resolve().parent.parent
 
 PROBE = """
@@ -40,11 +42,7 @@ print(json.dumps(sorted(p.name for p in closure("toypkg.a", [root / "toypkg"])))
 
 
 def _closure_names(root: Path, cache: Path, mode: str) -> list[str]:
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
-    done = subprocess.run([sys.executable, "-c", CACHED_PROBE, str(root), mode], cwd=REPO, env=env,
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return fresh_python(CACHED_PROBE, str(root), mode, env={**os.environ, "XDG_CACHE_HOME": str(cache)})
 
 
 def test_import_cache_serves_a_later_process_and_never_outlives_an_edit(tmp_path):
