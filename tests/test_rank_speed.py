@@ -1,21 +1,36 @@
 """The rank loop's shortcuts give exactly what the plain code gave: BM25 postings vs rank-bm25's own
-get_scores (bit for bit, on every real LoCoMo conversation), the lexsort order vs a stable sort on
-(-score, position), and a haystack's documents built once per haystack."""
+get_scores (bit for bit, on every real LoCoMo conversation), bm25-upstream's remembered counts and term columns vs
+a BM25Okapi built and asked afresh, substring's per-haystack keyword columns vs its plain definition, the lexsort
+order vs a stable sort on (-score, position), and a haystack's documents built once per haystack."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from rank_bm25 import BM25Okapi
 
 from conftest import shared_path
 from membench.adapters.base import order_by_score
 from membench.adapters.bm25 import BM25Index
+from membench.adapters.bm25_upstream import FrequencyMemo, UpstreamIndex
+from membench.adapters.substring import SubstringAdapter
+from membench.adapters.text import keywords
 from membench.benchmarks.registry import parse_dataset
 from membench.sessions.reader import SessionStore
 from membench.stages.ingest import ingest
-from membench.sessions.view import Document
+from membench.sessions.view import Document, Query
 from membench.adapters.term_counts import TermCache
 from membench.adapters.text import HaystackCache, word_tokens
+
+
+@pytest.fixture(scope="module")
+def locomo_plus(tmp_path_factory):
+    """LoCoMo-Plus parsed and ingested: each of its questions has a haystack of its own, from the same sessions."""
+    shared_path("locomo-plus", "locomo_plus.json")
+    folder = tmp_path_factory.mktemp("locomo-plus")
+    parse_dataset("locomo-plus", shared_path()).write(folder, {})
+    ingest(folder, folder)
+    return folder
 
 
 def plain_order(documents, scores, k):
@@ -61,6 +76,86 @@ def test_bm25_postings_give_rank_bm25s_scores_bit_for_bit(ingested):
     assert compared == 10 * len(queries[::10]) == 1990
 
 
+def same_okapi(ours: BM25Okapi, theirs: BM25Okapi) -> bool:
+    """Every field equal, and every dict in the same order too (rank_bm25's idf sum runs in `nd`'s order)."""
+    mine, upstream = vars(ours), vars(theirs)
+    if mine.keys() != upstream.keys():
+        return False
+    for field in mine:
+        a, b = mine[field], upstream[field]
+        if field == "doc_freqs":
+            a, b = [list(d.items()) for d in a], [list(d.items()) for d in b]
+        elif isinstance(a, dict):
+            a, b = list(a.items()), list(b.items())
+        if a != b:
+            return False
+    return True
+
+
+def test_upstream_okapi_from_remembered_counts_is_rank_bm25s_own(locomo_plus):
+    """bm25-upstream counts each text once per run: on LoCoMo-Plus's first 60 haystacks (each question's own, from
+    the same sessions), with a cap small enough that the memo starts anew, every index is field for field the
+    BM25Okapi that upstream's code builds, and scores the same bits."""
+    store = SessionStore(locomo_plus)
+    queries = {key: query for query, key in store.queries()}
+    memo, resets = FrequencyMemo(max_texts=5_000), 0
+    for key in store.haystack_keys()[:60]:
+        before = len(memo._memo)
+        documents = store.haystack(key).documents("turn")
+        index, okapi = UpstreamIndex(documents, memo), BM25Okapi([d.text.split(" ") for d in documents])
+        resets += len(memo._memo) < before
+        assert same_okapi(index.okapi, okapi), key
+        terms = queries[key].text.split(" ")
+        assert index.get_scores(terms).tobytes() == okapi.get_scores(terms).tobytes(), key
+    assert resets >= 2
+
+
+def test_upstream_index_gives_rank_bm25s_scores_bit_for_bit_with_columns_reused(ingested):
+    """bm25-upstream keeps each term's frequency column for the haystack's later questions: every question of
+    every real LoCoMo conversation (upstream's `split(" ")`, repeated terms and an unknown one included) scores
+    as a fresh BM25Okapi.get_scores, asked in the same order on one index."""
+    store = SessionStore(ingested["locomo"])
+    by_haystack: dict = {}
+    for query, key in store.queries():
+        by_haystack.setdefault(key, []).append(query)
+    compared = reused = 0
+    memo = FrequencyMemo()
+    for key, questions in by_haystack.items():
+        documents = store.haystack(key).documents("turn")
+        index, okapi = UpstreamIndex(documents, memo), BM25Okapi([d.text.split(" ") for d in documents])
+        assert same_okapi(index.okapi, okapi), key
+        for query in questions:
+            terms = query.text.split(" ") + ["zzz-not-a-word", query.text.split(" ")[0]]
+            reused += sum(t in index.columns for t in terms)
+            ours, theirs = index.get_scores(terms), okapi.get_scores(terms)
+            assert ours.dtype == theirs.dtype and ours.tobytes() == theirs.tobytes(), (key, query.key)
+            compared += 1
+    assert compared == 1986 and reused > 10_000
+
+
+def plain_substring(query: str, documents) -> list[float]:
+    """substring's definition, as written before the joined haystack: a document's distinct keywords in its text."""
+    terms = keywords(query)
+    return [float(sum(1 for t in terms if t in d.text.lower())) for d in documents]
+
+
+def test_substring_on_a_joined_haystack_counts_as_the_plain_definition(ingested):
+    adapter = SubstringAdapter()
+    store = SessionStore(ingested["locomo"])
+    compared = 0
+    for query, key in store.queries():
+        documents = store.haystack(key).documents("turn")
+        assert adapter.score(query, documents) == plain_substring(query.text, documents), (key, query.key)
+        compared += 1
+    assert compared == 1986
+    # by hand: empty texts, a text with newlines, a keyword at a text's very end, repeats counted once, unicode
+    edge = [Document(f"d{i}", text, "s", None, i) for i, text in enumerate(
+        ["", "Cooking\nCOOK cook", "", "a cook", "naïve café", "cook"])]
+    for text, expected in (("cook cooking", [0.0, 2.0, 0.0, 1.0, 0.0, 1.0]), ("CAFÉ naïve x", [0.0, 0, 0, 0, 2, 0]),
+                           ("the", [0.0] * 6)):
+        assert SubstringAdapter().score(Query("q", text), edge) == expected == plain_substring(text, edge)
+
+
 def test_documents_are_built_once_per_haystack_and_each_call_gets_its_own_list(ingested):
     store = SessionStore(ingested["locomo"])
     key = store.haystack_keys()[0]
@@ -77,13 +172,10 @@ def test_documents_are_built_once_per_haystack_and_each_call_gets_its_own_list(i
     assert cache.get([*second[:-1], Document("x", "other", "s", None, 0)]) is not index and cache.builds == 2
 
 
-def test_counts_remembered_across_haystacks_give_rank_bm25s_scores_bit_for_bit(tmp_path):
+def test_counts_remembered_across_haystacks_give_rank_bm25s_scores_bit_for_bit(locomo_plus):
     """One cache over LoCoMo-Plus's first 60 haystacks (each question's own, drawn from the same sessions), with
     caps small enough that it starts anew several times: every index still scores as a BM25Okapi built alone."""
-    shared_path("locomo-plus", "locomo_plus.json")
-    parse_dataset("locomo-plus", shared_path()).write(tmp_path, {})
-    ingest(tmp_path, tmp_path)
-    store = SessionStore(tmp_path)
+    store = SessionStore(locomo_plus)
     queries = {key: query for query, key in store.queries()}
     cache = TermCache(word_tokens, max_ids=100_000)
     vocabularies, hits = set(), 0

@@ -8,11 +8,28 @@ Ties: by haystack position, earliest first (`order_by_score`).
 
 from __future__ import annotations
 
+from itertools import repeat
+from operator import add, contains
 from typing import Sequence
 
 from membench.adapters.base import Adapter
 from membench.sessions.view import Document, Query
-from membench.adapters.text import keywords, merge_params
+from membench.adapters.text import HaystackCache, keywords, merge_params
+
+
+class LoweredHaystack:
+    """A haystack's texts lowercased, and for each keyword asked so far which texts contain it: built once for all
+    of the haystack's questions (a LoCoMo conversation has ~200, and they share many keywords)."""
+
+    def __init__(self, documents: Sequence[Document]):
+        self.texts = [d.text.lower() for d in documents]
+        self.columns: dict[str, list[bool]] = {}
+
+    def contains(self, term: str) -> list[bool]:
+        found = self.columns.get(term)
+        if found is None:  # map() makes the pass over the texts without a Python frame per text
+            found = self.columns[term] = list(map(contains, self.texts, repeat(term)))
+        return found
 
 
 class SubstringAdapter(Adapter):
@@ -23,7 +40,12 @@ class SubstringAdapter(Adapter):
 
     def __init__(self, **params):
         super().__init__(**merge_params(self.name, self.defaults, params))
+        self._texts = HaystackCache(LoweredHaystack, maxsize=4)
 
     def score(self, query: Query, documents: Sequence[Document]) -> list[float]:
         terms = keywords(query.text)
-        return [float(sum(1 for t in terms if t in text)) for text in (d.text.lower() for d in documents)]
+        haystack = self._texts.get(documents)
+        counts = [0] * len(haystack.texts)
+        for term in terms:
+            counts = list(map(add, counts, haystack.contains(term)))
+        return list(map(float, counts))
