@@ -55,7 +55,8 @@ class FrequencyMemo:
         memo = self._memo
         okapi = BM25Okapi.__new__(BM25Okapi)
         okapi.k1, okapi.b, okapi.epsilon = 1.5, 0.75, 0.25  # BM25Okapi's defaults, as upstream builds it
-        okapi.corpus_size, okapi.avgdl, okapi.doc_freqs, okapi.idf, okapi.doc_len, okapi.tokenizer = 0, 0, [], {}, [], None
+        okapi.corpus_size, okapi.avgdl, okapi.tokenizer = 0, 0, None
+        okapi.doc_freqs, okapi.idf, okapi.doc_len = [], {}, []
         nd: dict[str, int] = {}
         num_doc = 0
         for text in texts:
