@@ -134,12 +134,12 @@ def test_upstream_index_gives_rank_bm25s_scores_bit_for_bit_with_columns_reused(
 
 
 def plain_substring(query: str, documents) -> list[float]:
-    """substring's definition, as written before the joined haystack: a document's distinct keywords in its text."""
+    """substring's definition as written before its per-haystack columns: the distinct keywords in each text."""
     terms = keywords(query)
     return [float(sum(1 for t in terms if t in d.text.lower())) for d in documents]
 
 
-def test_substring_on_a_joined_haystack_counts_as_the_plain_definition(ingested):
+def test_substring_with_remembered_keyword_columns_counts_as_the_plain_definition(ingested):
     adapter = SubstringAdapter()
     store = SessionStore(ingested["locomo"])
     compared = 0

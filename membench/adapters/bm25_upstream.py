@@ -15,6 +15,7 @@ order than on upstream's machine. Use `bm25` for a ranking under the project rul
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Sequence
 
 import numpy as np
@@ -26,16 +27,6 @@ from membench.adapters.text import HaystackCache, merge_params
 
 
 MEMO_TEXTS = 100_000  # texts whose frequencies a run keeps (then it starts anew): ~0.5 KB each
-
-
-def frequencies(document: list[str]) -> dict[str, int]:
-    """rank_bm25's `BM25._initialize` count of one document: each word's count, in the order words first occur."""
-    counts: dict[str, int] = {}
-    for word in document:
-        if word not in counts:
-            counts[word] = 0
-        counts[word] += 1
-    return counts
 
 
 class FrequencyMemo:
@@ -63,7 +54,8 @@ class FrequencyMemo:
             entry = memo.get(text)
             if entry is None:
                 words = text.split(" ")
-                entry = memo[text] = (len(words), frequencies(words))
+                # rank_bm25's count: each word's count, in the order words first occur (as Counter keeps them)
+                entry = memo[text] = (len(words), dict(Counter(words)))
             length, counts = entry
             okapi.doc_len.append(length)
             num_doc += length
