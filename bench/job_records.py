@@ -13,6 +13,8 @@ from typing import Any
 
 import pandas as pd
 
+from membench.jobs import forked_usage
+
 
 def read_jobs(work: Path, datasets: set[str]) -> list[dict[str, Any]]:
     """One row per job: rule, dataset (when the path names one), job name, seconds, max_rss (MiB), cpu_time."""
@@ -23,10 +25,11 @@ def read_jobs(work: Path, datasets: set[str]) -> list[dict[str, Any]]:
         table = pd.read_csv(path, sep="\t")
         last = table.iloc[-1]
         dataset = next((p for p in parts[1:] if p in datasets), None)
+        forked = forked_usage.for_benchmark(path, root) or {}  # a forked job: its child's figures, not the waiter's
         rows.append({"job": "/".join(parts), "rule": parts[0], "dataset": dataset,
                      "target": "/".join(p for p in parts[1:] if p != dataset) or None,
-                     "s": _number(last.get("s")), "max_rss_mb": _number(last.get("max_rss")),
-                     "cpu_s": _number(last.get("cpu_time"))})
+                     "s": _number(last.get("s")), "max_rss_mb": forked.get("max_rss_mb", _number(last.get("max_rss"))),
+                     "cpu_s": forked.get("cpu_s", _number(last.get("cpu_time")))})
     return rows
 
 

@@ -215,3 +215,55 @@ def gone(pid: int) -> bool:
             pass
         time.sleep(0.05)
     return False
+
+
+# A job as Snakemake's script preamble starts it (`snakemake` names the log), that keeps 200 MiB resident
+MEASURED = textwrap.dedent("""\
+    import sys, types
+    snakemake = types.SimpleNamespace(log=[sys.argv[1]])
+    from membench.jobs.hand_over import hand_over
+    hand_over()
+    block = bytearray(200 * 2**20)
+    for i in range(0, len(block), 4096):
+        block[i] = 1
+    """)
+
+
+def measured_job(tmp_path: Path, log: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    script = tmp_path / "measured.py"
+    script.write_text(MEASURED, encoding="utf-8")
+    full = {**os.environ, "PYTHONPATH": str(REPO), **dict.fromkeys(THREAD_VARS, "1"), **(env or {})}
+    return subprocess.run([sys.executable, str(script), str(log)], cwd=tmp_path, env=full, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_a_forked_job_keeps_its_childs_peak_memory_and_cpu_beside_its_log(server, tmp_path):
+    """Snakemake's benchmark of a handed-over job measures the waiting process; the child's own peak and CPU
+    (wait4) are kept as logs/<...>.forked.json, which the report's per-job table and bench/job_records.py read."""
+    logs, benchmarks = tmp_path / "logs" / "score" / "locomo", tmp_path / "benchmarks" / "score" / "locomo"
+    logs.mkdir(parents=True)
+    done = measured_job(tmp_path, logs / "bm25.log")
+    assert done.returncode == 0, done.stderr
+    assert len(journal(tmp_path)) == 1  # it ran in a child of the server
+    usage = json.loads((logs / "bm25.forked.json").read_text())
+    assert 200 < usage["max_rss_mb"] < 1000 and 0 < usage["cpu_s"] < 30
+    benchmarks.mkdir(parents=True)  # the waiting process's record, as Snakemake writes it
+    (benchmarks / "bm25.tsv").write_text("s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\t"
+                                         "cpu_time\n0.41\t0:00:00\t7.76\t11.12\t2.41\t3.41\t0.23\t0.00\t0.00\t0.00\n")
+    from membench.report.provenance import costs_by_rule
+
+    costs = costs_by_rule(tmp_path / "benchmarks")
+    assert costs.to_dict("records") == [{"job": "score/locomo/bm25", "seconds": 0.41,
+                                         "max_rss_mb": usage["max_rss_mb"]}]
+
+
+def test_a_job_run_in_its_own_process_drops_an_earlier_runs_forked_figures(tmp_path):
+    """Outside the server (a cluster job, `fork_server: false`) Snakemake's own record is the job's: a file kept by
+    an earlier forked run of the job is removed, so no reader takes its figures for this run's."""
+    log = tmp_path / "logs" / "parse" / "locomo.log"
+    log.parent.mkdir(parents=True)
+    stale = log.with_suffix(".forked.json")
+    stale.write_text('{"max_rss_mb": 150.0, "cpu_s": 1.0}\n')
+    done = measured_job(tmp_path, log, env={hand_over.ENV: ""})
+    assert done.returncode == 0, done.stderr
+    assert not stale.exists() and not list(log.parent.glob(".*.tmp"))

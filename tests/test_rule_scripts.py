@@ -114,7 +114,8 @@ def _rule_blocks() -> dict[str, str]:
 def test_the_light_rules_hand_over_to_the_fork_server_and_the_measured_ones_do_not():
     """The light rules' scripts call `hand_over()` first, and the server preloads exactly their imports. The rules
     whose jobs' memory and CPU matter (embedding, ranking, memory systems, model calls) stay processes of their own:
-    Snakemake's `benchmark:` measures a job's own process tree, which for a forked job is the waiting process."""
+    Snakemake's `benchmark:` measures a job's own process tree, and their peaks are not to count another process's
+    imports."""
     from membench.jobs.fork_server import PREAMBLE, forked_modules, forked_rules
 
     for script in (REPO / "scripts").glob("*.py"):
@@ -130,3 +131,18 @@ def test_the_light_rules_hand_over_to_the_fork_server_and_the_measured_ones_do_n
     assert forked_modules(REPO / "scripts") == sorted(
         {*PREAMBLE, "membench.jobs.hand_over", "membench.jobs.job", "membench.runs.handoff",
          *(f"membench.stages.{rule}" for rule in FORKED)})
+
+
+def test_a_forked_rules_benchmark_is_named_as_its_log():
+    """A forked job keeps its child's peak memory and CPU beside its log (membench.jobs.forked_usage), where the
+    readers of `benchmarks/<...>.tsv` look for it: `logs/<...>.log`, the same path under logs/."""
+    from membench.jobs.fork_server import forked_rules
+
+    blocks, named = _rule_blocks(), 0
+    for rule in forked_rules(REPO / "scripts"):
+        bench = re.search(r"benchmark:\s*\n\s*\"([^\"]+)\.tsv\"", blocks[rule])
+        if bench:
+            named += 1
+            assert re.search(r"log:\s*\n\s*\"([^\"]+)\.log\"", blocks[rule]).group(1) == \
+                   bench.group(1).replace("benchmarks/", "logs/", 1), rule
+    assert named == 5  # parse, ingest, score, score_logged, aggregate

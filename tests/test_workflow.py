@@ -80,6 +80,17 @@ def test_the_light_jobs_ran_in_children_of_the_fork_server(workflow_run):
     assert ran == {rule: int(n) for rule, n in stats.items() if rule in forked}
     assert {"score", "aggregate", "report"} <= set(ran) and {status for *_, status in journal} == {"0"}
     assert "rank" in stats and "rank" not in forked
+    # Their memory in the report's per-job table is the child's peak, not the ~10 MB of the process that waited
+    work = workflow_run / "work"
+    kept = {str(p.relative_to(work / "logs")).removesuffix(".forked.json"): json.loads(p.read_text())
+            for p in (work / "logs").rglob("*.forked.json")}
+    benchmarked = {str(p.relative_to(work / "benchmarks").with_suffix("")) for p in (work / "benchmarks").rglob("*.tsv")}
+    assert {job.split("/")[0] for job in benchmarked & set(kept)} == {"parse", "ingest", "score", "aggregate"}
+    assert all(j.split("/")[0] in forked for j in kept) and not any(j.startswith(("rank/", "embed/")) for j in kept)
+    report = (workflow_run / "snapshot" / "results" / "report.md").read_text(encoding="utf-8")
+    for job in benchmarked & set(kept):
+        row = next(line for line in report.splitlines() if line.startswith(f"| {job} |"))
+        assert row.endswith(f" | {round(kept[job]['max_rss_mb'], 1):.4f} |") and kept[job]["max_rss_mb"] > 60, row
 
 
 @pytest.fixture(scope="module")

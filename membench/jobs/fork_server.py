@@ -5,7 +5,7 @@ membench.jobs.fork_server SOCKET MODULE...` imports the modules, listens on a Un
 (mode 0700: only this user can hand it a script), and for each job forks a child that takes the job's standard
 streams, working directory, environment, umask and argv and runs its script as `__main__`. The server is one
 thread, so a fork never copies a lock some other thread held; it reaps children on SIGCHLD and sends each job
-its child's exit status. A job whose process disappears (Snakemake killed it) gets its child terminated.
+its child's exit status, peak memory and CPU seconds (`membench.jobs.forked_usage`). A job whose process disappears (Snakemake killed it) gets its child terminated.
 
 It imports no model library (torch, an LLM client): a child that needs one imports it itself, after the fork.
 `ForkServer` starts and stops it for the workflow (workflow/rules/common.smk); it dies with Snakemake.
@@ -218,7 +218,7 @@ class Server:
 
     def reap(self) -> None:
         while self.running:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
             if pid == 0:
                 return
             if pid not in self.running:
@@ -234,7 +234,8 @@ class Server:
             except KeyError:
                 pass  # its job is gone already
             try:
-                conn.sendall(json.dumps({"status": code}).encode())
+                conn.sendall(json.dumps({"status": code, "max_rss_kib": usage.ru_maxrss,  # Linux: KiB
+                                         "cpu_s": usage.ru_utime + usage.ru_stime}).encode())
             except OSError:
                 pass
             conn.close()

@@ -23,6 +23,8 @@ import socket
 import sys
 import time
 
+from membench.jobs import forked_usage
+
 ENV = "MEMBENCH_FORK_SERVER"  # "<server pid>:<socket path>", set by the workflow while its server runs
 START_WAIT = 10.0  # seconds a job waits for a server that is still importing
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
@@ -77,10 +79,22 @@ def _reply(conn: socket.socket) -> dict | None:
     return json.loads(data) if data else None
 
 
+def job_log() -> str | None:
+    """The job's log file (the first its rule names), from the `snakemake` object of Snakemake's script preamble."""
+    logs = getattr(sys.modules["__main__"], "snakemake", None)
+    logs = getattr(logs, "log", None) or ()
+    return str(logs[0]) if logs else None
+
+
 def hand_over() -> None:
     """Run this job in a child of the fork server and exit with its status; return to run it here."""
+    if _in_child:
+        return
+    log = job_log()
+    if log:
+        forked_usage.forget(log)  # this run's figures are Snakemake's own unless the server runs the job
     value = os.environ.get(ENV)
-    if _in_child or not value or None in (sys.stdin, sys.stdout, sys.stderr):
+    if not value or None in (sys.stdin, sys.stdout, sys.stderr):
         return  # (a stream Python found closed at start would be some other file's descriptor by now)
     conn = _connect(value)
     if conn is None:
@@ -104,4 +118,9 @@ def hand_over() -> None:
             pass
         print(f"membench: the fork server stopped while it ran this job (pid {child})", file=sys.stderr)
         os._exit(1)
+    if log and "max_rss_kib" in ended:
+        try:
+            forked_usage.record(log, ended["max_rss_kib"], ended["cpu_s"])
+        except OSError as error:  # the job's work is done and its outputs stand; only this figure is lost
+            print(f"membench: could not keep the forked job's memory and CPU figures: {error}", file=sys.stderr)
     os._exit(int(ended["status"]))

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from membench.jobs import forked_usage
 from membench.jobs.fork_server import forked_rules
 from membench.machine.environment import packages
 from membench.report.markdown import table
@@ -54,14 +55,17 @@ def environment_rows(environment: dict) -> list[tuple[str, str]]:
 
 
 def costs_by_rule(bench_dir: Path) -> pd.DataFrame:
-    """One row per Snakemake `benchmark:` file: the job, wall seconds and peak memory (MB)."""
+    """One row per Snakemake `benchmark:` file: the job, wall seconds and peak memory (MB); for a job that ran in a
+    child of the fork server, that child's peak (`membench.jobs.forked_usage`)."""
     rows = []
     for path in sorted(Path(bench_dir).rglob("*.tsv")):
         data = pd.read_csv(path, sep="\t")
         if data.empty:
             continue
         job = str(path.relative_to(bench_dir).with_suffix(""))
-        rows.append({"job": job, "seconds": float(data["s"].iloc[-1]), "max_rss_mb": _number(data, "max_rss")})
+        forked = forked_usage.for_benchmark(path, Path(bench_dir))
+        rows.append({"job": job, "seconds": float(data["s"].iloc[-1]),
+                     "max_rss_mb": forked["max_rss_mb"] if forked else _number(data, "max_rss")})
     return pd.DataFrame(rows, columns=["job", "seconds", "max_rss_mb"])
 
 
@@ -90,8 +94,8 @@ def provenance_section(repo: Path, config: dict, bench_dir: Path, environment: d
         parts += ["", f"Total wall time of the jobs: {costs.seconds.sum():.1f} s."]
         if config.get("fork_server"):
             parts += ["", "In a local run the jobs of " + ", ".join(forked_rules(repo / "scripts")) + " run in "
-                      "children of the fork server (`fork_server`): their wall time is the job's, their max RSS that "
-                      "of the job's waiting process."]
+                      "children of the fork server (`fork_server`): their max RSS is the child's peak, which counts "
+                      "the pages of the server's imports that it shares, as a fresh process counts its own imports."]
     parts += ["", "Configuration of this run (after defaults were filled in):", "", "```yaml",
               yaml.safe_dump(config, sort_keys=False).rstrip(), "```", ""]
     return "\n".join(parts)
