@@ -13,29 +13,24 @@ from typing import Any
 
 import pandas as pd
 
-from membench.jobs import forked_usage
+from membench.report.provenance import costs_by_rule
 
 
 def read_jobs(work: Path, datasets: set[str]) -> list[dict[str, Any]]:
-    """One row per job: rule, dataset (when the path names one), job name, seconds, max_rss (MiB), cpu_time."""
+    """One row per job: rule, dataset (when the path names one), job name, seconds, max_rss (MiB), cpu_time, as the
+    report reads them (a forked job's from its child: membench.jobs.forked_usage)."""
     rows = []
-    root = work / "benchmarks"
-    for path in sorted(root.rglob("*.tsv")):
-        parts = path.relative_to(root).with_suffix("").parts
-        table = pd.read_csv(path, sep="\t")
-        last = table.iloc[-1]
+    for job in costs_by_rule(work / "benchmarks").itertuples():
+        parts = job.job.split("/")
         dataset = next((p for p in parts[1:] if p in datasets), None)
-        forked = forked_usage.for_benchmark(path, root) or {}  # a forked job: its child's figures, not the waiter's
-        rows.append({"job": "/".join(parts), "rule": parts[0], "dataset": dataset,
+        rows.append({"job": job.job, "rule": parts[0], "dataset": dataset,
                      "target": "/".join(p for p in parts[1:] if p != dataset) or None,
-                     "s": _number(last.get("s")), "max_rss_mb": forked.get("max_rss_mb", _number(last.get("max_rss"))),
-                     "cpu_s": forked.get("cpu_s", _number(last.get("cpu_time")))})
+                     "s": _number(job.seconds), "max_rss_mb": _number(job.max_rss_mb), "cpu_s": _number(job.cpu_s)})
     return rows
 
 
-def _number(value: Any) -> float | None:
-    number = pd.to_numeric(value, errors="coerce")
-    return None if pd.isna(number) else float(number)
+def _number(value: float) -> float | None:
+    return None if pd.isna(value) else float(value)
 
 
 def by_rule(jobs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

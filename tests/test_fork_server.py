@@ -250,11 +250,14 @@ def test_a_forked_job_keeps_its_childs_peak_memory_and_cpu_beside_its_log(server
     benchmarks.mkdir(parents=True)  # the waiting process's record, as Snakemake writes it
     (benchmarks / "bm25.tsv").write_text("s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\t"
                                          "cpu_time\n0.41\t0:00:00\t7.76\t11.12\t2.41\t3.41\t0.23\t0.00\t0.00\t0.00\n")
+    from bench.job_records import read_jobs
     from membench.report.provenance import costs_by_rule
 
     costs = costs_by_rule(tmp_path / "benchmarks")
     assert costs.to_dict("records") == [{"job": "score/locomo/bm25", "seconds": 0.41,
-                                         "max_rss_mb": usage["max_rss_mb"]}]
+                                         "max_rss_mb": usage["max_rss_mb"], "cpu_s": usage["cpu_s"]}]
+    assert [(j["job"], j["s"], j["max_rss_mb"], j["cpu_s"]) for j in read_jobs(tmp_path, {"locomo"})] == [
+        ("score/locomo/bm25", 0.41, usage["max_rss_mb"], usage["cpu_s"])]  # bench/scale.py's figures, the same
 
 
 def test_a_job_run_in_its_own_process_drops_an_earlier_runs_forked_figures(tmp_path):

@@ -5,7 +5,8 @@ membench.jobs.fork_server SOCKET MODULE...` imports the modules, listens on a Un
 (mode 0700: only this user can hand it a script), and for each job forks a child that takes the job's standard
 streams, working directory, environment, umask and argv and runs its script as `__main__`. The server is one
 thread, so a fork never copies a lock some other thread held; it reaps children on SIGCHLD and sends each job
-its child's exit status, peak memory and CPU seconds (`membench.jobs.forked_usage`). A job whose process disappears (Snakemake killed it) gets its child terminated.
+its child's exit status, peak memory and CPU seconds (`membench.jobs.forked_usage`). A job whose process
+disappears (Snakemake killed it) gets its child terminated.
 
 It imports no model library (torch, an LLM client): a child that needs one imports it itself, after the fork.
 `ForkServer` starts and stops it for the workflow (workflow/rules/common.smk); it dies with Snakemake.

@@ -35,7 +35,8 @@ def forget(log: str | Path) -> None:
 
 
 def record(log: str | Path, max_rss_kib: int, cpu_s: float) -> None:
-    """Keep the forked child's usage (`wait4`'s ru_maxrss in KiB; user + system seconds), written whole or not at all."""
+    """Keep the forked child's usage (`wait4`'s ru_maxrss in KiB; user + system seconds), written whole or not at
+    all."""
     path = usage_path(log)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps({"max_rss_mb": round(max_rss_kib / 1024, 2), "cpu_s": round(cpu_s, 2)}) + "\n",

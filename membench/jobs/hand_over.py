@@ -81,8 +81,7 @@ def _reply(conn: socket.socket) -> dict | None:
 
 def job_log() -> str | None:
     """The job's log file (the first its rule names), from the `snakemake` object of Snakemake's script preamble."""
-    logs = getattr(sys.modules["__main__"], "snakemake", None)
-    logs = getattr(logs, "log", None) or ()
+    logs = getattr(getattr(sys.modules["__main__"], "snakemake", None), "log", None)
     return str(logs[0]) if logs else None
 
 

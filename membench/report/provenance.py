@@ -55,18 +55,20 @@ def environment_rows(environment: dict) -> list[tuple[str, str]]:
 
 
 def costs_by_rule(bench_dir: Path) -> pd.DataFrame:
-    """One row per Snakemake `benchmark:` file: the job, wall seconds and peak memory (MB); for a job that ran in a
-    child of the fork server, that child's peak (`membench.jobs.forked_usage`)."""
+    """One row per Snakemake `benchmark:` file (its last): the job, wall seconds, peak memory (MB) and CPU seconds
+    (NaN where not measured); for a job that ran in a child of the fork server, that child's peak and CPU
+    (`membench.jobs.forked_usage`). The report's per-job table and bench/job_records.py both read jobs here."""
     rows = []
     for path in sorted(Path(bench_dir).rglob("*.tsv")):
         data = pd.read_csv(path, sep="\t")
         if data.empty:
             continue
         job = str(path.relative_to(bench_dir).with_suffix(""))
-        forked = forked_usage.for_benchmark(path, Path(bench_dir))
+        forked = forked_usage.for_benchmark(path, Path(bench_dir)) or {}
         rows.append({"job": job, "seconds": float(data["s"].iloc[-1]),
-                     "max_rss_mb": forked["max_rss_mb"] if forked else _number(data, "max_rss")})
-    return pd.DataFrame(rows, columns=["job", "seconds", "max_rss_mb"])
+                     "max_rss_mb": forked.get("max_rss_mb", _number(data, "max_rss")),
+                     "cpu_s": forked.get("cpu_s", _number(data, "cpu_time"))})
+    return pd.DataFrame(rows, columns=["job", "seconds", "max_rss_mb", "cpu_s"])
 
 
 def _number(data: pd.DataFrame, column: str) -> float:
