@@ -107,3 +107,21 @@ def test_the_procedural_judge_grades_on_the_local_model(ingested, tmp_path):
         assert (out.model == LOCAL_MODEL).all()
         stage = json.loads((tmp_path / f"cost{attempt}.json").read_text())["summary"]["stages"]["judge"]
         assert stage["calls"] == (len(out) if attempt == 0 else 0)
+
+
+def test_the_server_uses_fused_attention_unless_the_config_turns_it_off(tmp_path):
+    """`llm.local.flash_attn` (default true, from the schema) reaches llama.cpp, which names its kernel in its log."""
+    from membench.config import validate_config
+    from membench.llm.local_server import LocalServer, packaged_gguf
+
+    assert validate_config({"llm": {"provider": "local"}})["llm"]["local"]["flash_attn"] is True
+    for fused, named in ((True, "enabled"), (False, "disabled")):
+        log = tmp_path / f"server-{fused}.log"
+        server = LocalServer(packaged_gguf(), n_ctx=512, threads=1, flash_attn=fused)
+        try:
+            server.start(log)
+        finally:
+            server.stop()
+        lines = [line.split("=")[1].strip() for line in log.read_text().splitlines()
+                 if line.startswith("llama_context: flash_attn")]
+        assert lines == [named]

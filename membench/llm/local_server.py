@@ -59,13 +59,17 @@ class LocalServer:
     model_path: Path
     n_ctx: int = 8192
     threads: int | None = None
+    flash_attn: bool = True
     process: subprocess.Popen | None = None
     url: str | None = None
 
     def start(self, log_path: Path | None = None) -> str:
         """Start the server. `--logits_all false`: the server's default keeps the logits of every prompt token, which
         no call here reads (membench asks for no logprobs): on mem0's 8,570-token extraction prompt that is 1.7 GB
-        of peak RSS (2.5 GB against 0.75 GB) and 8% of the prompt's time, for the same reply."""
+        of peak RSS (2.5 GB against 0.75 GB) and 8% of the prompt's time, for the same reply. `--flash_attn`
+        (default on): llama.cpp's fused attention, which never holds a prompt's attention scores whole; on that
+        prompt, one AVX2 core, 264 CPU-s instead of 300 and 0.57 GB instead of 0.79 (bench/RESULTS.md). Its
+        replies may differ from the unfused kernel's in the last bits of a score, like any change of kernel."""
         if not self.model_path.is_file():
             raise InputError("config", f"no GGUF model at {self.model_path}", field="llm.local.model_path")
         try:
@@ -78,6 +82,7 @@ class LocalServer:
         cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path), "--host", "127.0.0.1",
                "--port", str(port), "--n_ctx", str(self.n_ctx), "--n_threads", str(threads),
                "--n_threads_batch", str(threads), "--logits_all", "false",
+               "--flash_attn", "true" if self.flash_attn else "false",
                "--model_alias", LOCAL_MODEL]
         out = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115 (the child owns it)
         self.process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
@@ -107,11 +112,11 @@ _lock = threading.Lock()
 def local_base_url(local: dict) -> str:
     """The base URL of this process's server for the `llm.local` settings, started on first use."""
     path = Path(local.get("model_path") or packaged_gguf())
-    key = (str(path), int(local.get("n_ctx") or 8192), local.get("threads"))
+    key = (str(path), int(local.get("n_ctx") or 8192), local.get("threads"), bool(local.get("flash_attn", True)))
     with _lock:
         server = _servers.get(key)
         if server is None or server.process is None or server.process.poll() is not None:
-            server = LocalServer(path, key[1], key[2])
+            server = LocalServer(path, *key[1:])
             server.start()
             _servers[key] = server
             atexit.register(server.stop)
