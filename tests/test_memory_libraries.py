@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -81,7 +80,6 @@ def test_library_end_to_end(name, locomo, dense, embedding_dir, tmp_path):
         pytest.skip(f"{name}: {module} is not installed (pip install -e '.[{extra}]')")
     cache = shared_cache(embedding_dir)
     store = tmp_path / "store"
-    began = time.perf_counter()
     run, acc = run_memory(benchmark("locomo"), locomo, resolve(name)(), K, store, cache, name=name)
     assert sum(acc.ingested.values()) == SESSIONS and acc.sessions_in_stores == SESSIONS
     assert run.question_id.nunique() == QUESTIONS and acc.foreign_refs == 0
@@ -109,7 +107,6 @@ def test_library_end_to_end(name, locomo, dense, embedding_dir, tmp_path):
         assert after and not any(ref.rsplit("_", 1)[0] == sessions[0] for ref in after)
     finally:
         system.close()
-    assert time.perf_counter() - began < 60
 
 
 @pytest.mark.parametrize("name", list(LIBRARIES))
